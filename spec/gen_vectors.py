@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Regenerates spec/vectors.json from the dev keys and fixed inputs.
+
+The vectors are committed; this script documents how they were made and lets
+anyone check them (`python3 spec/gen_vectors.py --check`). Argon2id hashes use
+random salts, so regenerating changes those strings but not their meaning.
+"""
+import base64
+import hashlib
+import hmac
+import json
+import sys
+from pathlib import Path
+
+from argon2 import PasswordHasher
+from argon2.low_level import Type
+from cryptography.hazmat.primitives import serialization
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "vectors.json"
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def int_b64url(n: int) -> str:
+    return b64url(n.to_bytes((n.bit_length() + 7) // 8, "big"))
+
+
+def jwk_of(pem_path: Path) -> dict:
+    key = serialization.load_pem_private_key(pem_path.read_bytes(), password=None)
+    pub = key.public_key().public_numbers()
+    e, n = int_b64url(pub.e), int_b64url(pub.n)
+    # RFC 7638: required members only, lexicographic order, no whitespace.
+    canonical = json.dumps({"e": e, "kty": "RSA", "n": n}, separators=(",", ":"), sort_keys=True)
+    kid = b64url(hashlib.sha256(canonical.encode("ascii")).digest())
+    return {
+        "file": f"keys/{pem_path.name}",
+        "bits": key.key_size,
+        "thumbprint_input": canonical,
+        "kid": kid,
+        "jwk": {"kty": "RSA", "use": "sig", "alg": "RS256", "kid": kid, "n": n, "e": e},
+    }
+
+
+def legacy_hash(password: str, salt_b64: str) -> str:
+    mac = hmac.new(base64.b64decode(salt_b64), password.encode("utf-8"), hashlib.sha256).digest()
+    return f"$hmac-sha256${salt_b64}${base64.b64encode(mac).decode('ascii')}"
+
+
+def at_hash(token: str) -> str:
+    return b64url(hashlib.sha256(token.encode("ascii")).digest()[:16])
+
+
+def build(previous: dict | None) -> dict:
+    ph = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1, hash_len=32, salt_len=16, type=Type.ID)
+    prev_pw = {v["name"]: v for v in (previous or {}).get("passwords", [])}
+
+    def argon(name: str, password: str) -> str:
+        # Keep the committed hash if it still verifies, so regeneration is stable.
+        old = prev_pw.get(name, {}).get("hash")
+        if old:
+            try:
+                ph.verify(old, password)
+                return old
+            except Exception:
+                pass
+        return ph.hash(password)
+
+    john_salt = "qmyRlRwXH83LqAUz/V5AUA=="
+    john = legacy_hash("TopSecret0!", john_salt)
+    assert john == "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE="
+    unicode_legacy = legacy_hash("pässwörd-日本", "AAECAwQFBgcICQoLDA0ODw==")
+    argon_ok = argon("argon2id-owasp-floor", "CorrectHorse9!")
+    argon_uni = argon("argon2id-unicode", "pässwörd-日本")
+    # A hash with other (weaker) parameters: verifiers must read m, t, p from the string.
+    argon_light = None
+    ph_light = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=2, hash_len=32, salt_len=16, type=Type.ID)
+    old_light = prev_pw.get("argon2id-other-params", {}).get("hash")
+    try:
+        if old_light and ph_light.verify(old_light, "other-params"):
+            argon_light = old_light
+    except Exception:
+        argon_light = None
+    argon_light = argon_light or ph_light.hash("other-params")
+
+    passwords = [
+        {"name": "legacy-john", "password": "TopSecret0!", "hash": john, "valid": True},
+        {"name": "legacy-john-wrong", "password": "TopSecret0?", "hash": john, "valid": False},
+        {"name": "legacy-john-case", "password": "topsecret0!", "hash": john, "valid": False},
+        {"name": "legacy-unicode", "password": "pässwörd-日本", "hash": unicode_legacy, "valid": True},
+        {"name": "argon2id-owasp-floor", "password": "CorrectHorse9!", "hash": argon_ok, "valid": True},
+        {"name": "argon2id-owasp-floor-wrong", "password": "CorrectHorse9?", "hash": argon_ok, "valid": False},
+        {"name": "argon2id-unicode", "password": "pässwörd-日本", "hash": argon_uni, "valid": True},
+        {"name": "argon2id-other-params", "password": "other-params", "hash": argon_light, "valid": True},
+        {"name": "argon2id-other-params-wrong", "password": "other-params!", "hash": argon_light, "valid": False},
+    ]
+    malformed = [
+        ("unknown-scheme", "$bcrypt$2b$10$abcdefghijklmnopqrstuv"),
+        ("empty", ""),
+        ("no-prefix", "X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE="),
+        ("legacy-missing-hash", "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA=="),
+        ("legacy-bad-base64-salt", "$hmac-sha256$!!!not-base64!!!$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE="),
+        ("legacy-bad-base64-hash", "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$%%%%"),
+        ("legacy-extra-field", john + "$extra"),
+        ("argon2id-truncated", argon_ok.rsplit("$", 1)[0]),
+        ("argon2id-bad-params", argon_ok.replace("m=19456,t=2,p=1", "m=abc,t=2,p=1")),
+        ("argon2id-wrong-version", argon_ok.replace("$v=19$", "$v=16$")),
+        ("argon2i-not-id", argon_ok.replace("$argon2id$", "$argon2i$")),
+        ("argon2id-bad-base64", argon_ok.rsplit("$", 1)[0] + "$***"),
+    ]
+    for name, h in malformed:
+        passwords.append({"name": f"malformed-{name}", "password": "TopSecret0!", "hash": h, "valid": False, "malformed": True})
+
+    tokens = [
+        # Arbitrary ASCII strings stand in for access tokens: at_hash is defined over any octets.
+        "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl",
+        "abc",
+        "",
+    ]
+    return {
+        "_comment": "Shared test vectors; regenerate or check with spec/gen_vectors.py. Dev keys only.",
+        "password_hash_defaults": {"argon2id": {"m": 19456, "t": 2, "p": 1, "hash_len": 32, "salt_len": 16}},
+        "passwords": passwords,
+        "keys": [jwk_of(HERE / "keys" / "dev-rsa-2048.pem"), jwk_of(HERE / "keys" / "dev-rsa-4096.pem")],
+        "at_hash": [{"access_token": t, "at_hash": at_hash(t)} for t in tokens],
+    }
+
+
+def main() -> int:
+    previous = json.loads(OUT.read_text()) if OUT.exists() else None
+    data = build(previous)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if "--check" in sys.argv:
+        if previous is None or json.loads(text) != previous:
+            print("spec/vectors.json is out of date: run python3 spec/gen_vectors.py", file=sys.stderr)
+            return 1
+        print("spec/vectors.json is up to date")
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
