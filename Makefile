@@ -1,0 +1,63 @@
+# simple-auth: one token service, four stacks, one benchmark.
+#   make test                  every stack's unit tests + the conformance suite against every stack
+#   make bench                 the benchmark (throw-away PostgreSQL unless DATABASE_URL is set)
+#   make run STACK=actix       one stack in the foreground with the dev key
+# A stack is any folder with a stack.json (see spec/README.md).
+
+SHELL  := bash
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STACKS := $(patsubst %/stack.json,%,$(wildcard */stack.json))
+STACK  ?=
+ONLY   := $(or $(STACK),$(STACKS))
+
+.PHONY: help test unit conformance tools-test run db build venv bench bench-smoke clean
+.DEFAULT_GOAL := help
+
+help:
+	@sed -n 's/^#   //p' $(MAKEFILE_LIST)
+	@echo "stacks: $(STACKS)"
+
+$(VENV)/.installed: spec/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r spec/requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Every stack is tested even if an earlier one fails; the target fails at the end if any did.
+test: venv tools-test
+	@failed=""; \
+	for s in $(ONLY); do \
+	  echo "=== $$s: unit tests"; \
+	  $(PY) wrk/stackctl.py test $$s || failed="$$failed $$s(unit)"; \
+	  echo "=== $$s: conformance"; \
+	  $(PY) -m pytest spec/conformance --stack $$s || failed="$$failed $$s(conformance)"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	echo "all stacks passed: $(ONLY)"
+
+unit: venv
+	@for s in $(ONLY); do $(PY) wrk/stackctl.py test $$s || exit 1; done
+
+conformance: venv
+	@for s in $(ONLY); do $(PY) -m pytest spec/conformance --stack $$s || exit 1; done
+
+# The project's own tooling: vectors up to date, runner and spec self-tests.
+tools-test: venv
+	$(PY) spec/gen_vectors.py --check
+	$(PY) -m pytest -q wrk/tests spec/tests
+
+build: venv
+	@for s in $(ONLY); do $(PY) wrk/stackctl.py build $$s || exit 1; done
+
+run: venv
+	@test -n "$(STACK)" || { echo "usage: make run STACK=<$(STACKS)>"; exit 2; }
+	$(PY) wrk/stackctl.py run $(STACK)
+
+db: venv
+	$(PY) wrk/stackctl.py db
+
+clean:
+	rm -rf $(VENV) */target */project/target

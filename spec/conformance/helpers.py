@@ -1,0 +1,83 @@
+"""Assertions shared by the conformance tests: the contract's shapes, once."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import uuid
+
+import jwt
+import requests
+from jwt.algorithms import RSAAlgorithm
+
+JOHN = {"username": "john@example.com", "password": "TopSecret0!"}
+JANE = {"username": "jane@example.com", "password": "CorrectHorse9!"}
+INVALID_GRANT_BODY = b'{"error":"invalid_grant","error_description":"invalid username or password"}'
+ERROR_CODES = {"invalid_request", "invalid_grant", "unsupported_grant_type", "temporarily_unavailable", "server_error"}
+ACCESS_CLAIMS = {"iss", "aud", "sub", "iat", "exp", "sid", "jti"}
+ID_CLAIMS = ACCESS_CLAIMS | {"name", "preferred_username", "email", "at_hash"}
+LEAK_MARKERS = re.compile(r"(Exception|Traceback|\bat [\w.$]+\(|panicked|SELECT |stack backtrace|\.java:\d+|\.scala:\d+|\.rs:\d+)")
+
+
+def media_type(r: requests.Response) -> str:
+    return r.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def cache_directives(r: requests.Response) -> set[str]:
+    return {d.strip().lower() for d in r.headers.get("Cache-Control", "").split(",") if d.strip()}
+
+
+def assert_error(r: requests.Response, status: int, code: str) -> dict:
+    """An RFC 6749 §5.2 error of the contract: status, headers and body shape."""
+    assert r.status_code == status, f"expected {status} {code}, got {r.status_code}: {r.text[:300]!r}"
+    assert media_type(r) == "application/json", r.headers.get("Content-Type")
+    assert "no-store" in cache_directives(r), r.headers.get("Cache-Control")
+    body = r.json()
+    assert isinstance(body, dict), body
+    assert body.get("error") == code, body
+    assert set(body) <= {"error", "error_description"}, body
+    if "error_description" in body:
+        assert isinstance(body["error_description"], str)
+    assert not LEAK_MARKERS.search(r.text), f"error body leaks internals: {r.text[:300]!r}"
+    return body
+
+
+def b64url_decode(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def jose_header(token: str) -> dict:
+    return json.loads(b64url_decode(token.split(".")[0]))
+
+
+def at_hash(access_token: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(access_token.encode("ascii")).digest()[:16]).rstrip(b"=").decode()
+
+
+def verify(token: str, jwks: dict, issuer: str, audience: str) -> dict:
+    """Verifies a token's RS256 signature against the served JWKS and returns its claims."""
+    header = jose_header(token)
+    keys = {k["kid"]: k for k in jwks["keys"]}
+    assert header.get("kid") in keys, f"kid {header.get('kid')} not in JWKS"
+    public_key = RSAAlgorithm.from_jwk(json.dumps(keys[header["kid"]]))
+    return jwt.decode(token, public_key, algorithms=["RS256"], audience=audience, issuer=issuer,
+                      options={"require": ["iss", "aud", "sub", "iat", "exp"]}, leeway=5)
+
+
+def assert_uuid(value) -> None:
+    assert isinstance(value, str), value
+    assert str(uuid.UUID(value)) == value.lower(), value
+
+
+def assert_token_pair(r: requests.Response, ttl: int) -> dict:
+    """A 200 of POST /token: headers and the exact body shape. Returns the body."""
+    assert r.status_code == 200, f"expected 200, got {r.status_code}: {r.text[:300]!r}"
+    assert media_type(r) == "application/json", r.headers.get("Content-Type")
+    assert "no-store" in cache_directives(r), r.headers.get("Cache-Control")
+    assert r.headers.get("Pragma", "").lower() == "no-cache"
+    body = r.json()
+    assert set(body) == {"access_token", "id_token", "token_type", "expires_in"}, body
+    assert body["token_type"] == "Bearer"
+    assert body["expires_in"] == ttl and isinstance(body["expires_in"], int)
+    return body

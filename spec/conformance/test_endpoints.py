@@ -1,0 +1,66 @@
+"""JWKS, health, unknown paths and wrong methods."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import DEV_KEY
+from helpers import assert_error, cache_directives, media_type
+
+
+def test_jwks_serves_the_one_public_key(http, service):
+    r = http.get(service.url("/.well-known/jwks.json"), timeout=10)
+    assert r.status_code == 200
+    assert media_type(r) == "application/json"
+    assert cache_directives(r) == {"public", "max-age=300"}, r.headers.get("Cache-Control")
+    assert r.json() == {"keys": [DEV_KEY["jwk"]]}
+
+
+def test_jwks_kid_is_the_rfc7638_thumbprint(http, service):
+    key = http.get(service.url("/.well-known/jwks.json"), timeout=10).json()["keys"][0]
+    assert key["kid"] == DEV_KEY["kid"]
+    assert (key["n"], key["e"]) == (DEV_KEY["jwk"]["n"], "AQAB")
+    assert "=" not in key["n"] and "+" not in key["n"] and "/" not in key["n"], "n is base64url without padding"
+
+
+def test_health_up(http, service):
+    r = http.get(service.url("/health"), timeout=10)
+    assert r.status_code == 200
+    assert media_type(r) == "application/json"
+    assert r.json() == {"status": "up"}
+
+
+@pytest.mark.parametrize("path", ["/", "/nope", "/token/", "/tokens", "/.well-known/openid-configuration",
+                                  "/.well-known/jwks.json/x", "/health/x", "/TOKEN"])
+def test_unknown_paths_are_404(http, service, path):
+    r = http.get(service.url(path), timeout=10)
+    assert r.status_code == 404, (path, r.status_code, r.text[:200])
+    assert media_type(r) == "application/json"
+    assert r.json() == {"error": "not_found"}
+
+
+def test_unknown_path_with_post_is_404(http, service):
+    r = http.post(service.url("/login"), json={"username": "john@example.com", "password": "TopSecret0!"}, timeout=10)
+    assert r.status_code == 404
+    assert r.json() == {"error": "not_found"}
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
+def test_token_wrong_method_is_405(http, service, method):
+    r = http.request(method, service.url("/token"), timeout=10)
+    assert_error(r, 405, "invalid_request")
+    assert r.headers.get("Allow", "").replace(" ", "").upper() == "POST", r.headers.get("Allow")
+
+
+@pytest.mark.parametrize("path", ["/health", "/.well-known/jwks.json"])
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_read_only_endpoints_wrong_method_is_405(http, service, path, method):
+    r = http.request(method, service.url(path), timeout=10)
+    assert_error(r, 405, "invalid_request")
+    allowed = {m.strip().upper() for m in r.headers.get("Allow", "").split(",") if m.strip()}
+    assert "GET" in allowed and "POST" not in allowed, r.headers.get("Allow")
+
+
+def test_query_string_on_token_is_ignored(http, service):
+    r = http.post(service.url("/token?foo=bar"), json={"username": "john@example.com", "password": "TopSecret0!"},
+                  timeout=10)
+    assert r.status_code == 200

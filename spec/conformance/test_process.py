@@ -1,0 +1,170 @@
+"""Tests that start their own processes: database outage and recovery,
+start-up refusal for bad configuration, the inline key, graceful shutdown.
+
+Each starts the stack on its own port; the database tests also on their own
+throw-away PostgreSQL, which they stop and start.
+"""
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+import requests
+
+import stackctl
+from conftest import AUDIENCE, DEV_KEY, ISSUER, ROOT, TTL, start_service
+from helpers import JOHN, assert_error, assert_token_pair, verify
+
+INVALID_KEYS = ROOT / "spec" / "keys" / "invalid"
+# The contract's bound for a 503: the acquire timeout (1 s) plus 1 s; generous
+# for a loaded CI machine, it only tells an answer from a hang.
+HANG_LIMIT = 5.0
+
+
+def token(base_url: str, timeout: float = 10) -> requests.Response:
+    return requests.post(base_url + "/token", json=JOHN, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def outage(own_process, workdir):
+    """A stack started while its database is down."""
+    pg = stackctl.ThrowawayPostgres().start()
+    pg.pg_stop()
+    try:
+        svc = start_service(own_process, pg.url, workdir / "outage.log", pg, wait_for=503)
+        yield svc
+        stackctl.stop_process(svc.proc)
+    finally:
+        pg.destroy()
+
+
+def wait_for_status(url_call, status: int, within: float) -> float:
+    t0 = time.monotonic()
+    last = None
+    while time.monotonic() - t0 < within:
+        try:
+            last = url_call()
+            if last.status_code == status:
+                return time.monotonic() - t0
+        except requests.RequestException as e:
+            last = e
+        time.sleep(0.1)
+    pytest.fail(f"no {status} within {within}s; last answer: {getattr(last, 'status_code', last)} "
+                f"{getattr(last, 'text', '')[:200]}")
+
+
+def assert_unavailable(svc) -> None:
+    t0 = time.monotonic()
+    r = token(svc.base_url)
+    elapsed = time.monotonic() - t0
+    assert_error(r, 503, "temporarily_unavailable")
+    assert r.headers.get("Retry-After") == "1"
+    assert elapsed < HANG_LIMIT, f"503 took {elapsed:.1f}s"
+    t0 = time.monotonic()
+    h = requests.get(svc.base_url + "/health", timeout=10)
+    elapsed = time.monotonic() - t0
+    assert h.status_code == 503 and h.json() == {"status": "down"}
+    assert elapsed < HANG_LIMIT, f"/health took {elapsed:.1f}s"
+
+
+def test_starts_with_the_database_down_and_answers_503(outage):
+    assert outage.proc.poll() is None
+    assert_unavailable(outage)
+
+
+def test_recovers_when_the_database_comes_up(outage):
+    outage.pg.pg_start()
+    wait_for_status(lambda: token(outage.base_url), 200, within=15)
+    assert requests.get(outage.base_url + "/health", timeout=10).json() == {"status": "up"}
+
+
+def test_database_stopped_while_running_then_back(outage):
+    assert_token_pair(token(outage.base_url), TTL)
+    outage.pg.pg_stop()
+    try:
+        wait_for_status(lambda: token(outage.base_url), 503, within=HANG_LIMIT)
+        assert_unavailable(outage)
+        assert outage.proc.poll() is None, "the process must survive a database outage"
+    finally:
+        outage.pg.pg_start()
+    wait_for_status(lambda: token(outage.base_url), 200, within=15)
+    assert requests.get(outage.base_url + "/health", timeout=10).json() == {"status": "up"}
+
+
+def test_pool_never_exceeds_its_size(outage):
+    for _ in range(20):
+        token(outage.base_url)
+    count = int(outage.pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'auth' AND pid <> pg_backend_pid()"))
+    assert count <= 10, f"{count} server connections for a pool of 10"
+
+
+# --------------------------------------------------------------------------- start-up refusal
+
+def run_until_exit(stack, env, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(stack.command("run"), cwd=stack.dir, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+STACK_TRACE = ("\tat ", "Exception in thread", "Caused by:", "panicked at", "stack backtrace", "Traceback")
+
+
+def assert_refused(res: subprocess.CompletedProcess, *words: str) -> None:
+    assert res.returncode != 0, f"started with a bad configuration; stdout={res.stdout[-500:]!r}"
+    err = res.stderr.strip()
+    assert err, "a refused start says why on stderr"
+    out = res.stdout + res.stderr
+    for marker in STACK_TRACE:
+        assert marker not in out, f"stack trace in the output: {out[-1500:]}"
+    assert any(w.lower() in err.lower() for w in words), f"stderr does not name the problem ({words}): {err[-500:]}"
+
+
+@pytest.mark.parametrize("key_file", ["rsa-2048-pkcs1.pem", "rsa-1024-pkcs8.pem", "ec-p256-pkcs8.pem"])
+def test_refuses_an_unusable_key(own_process, key_file):
+    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
+                                   JWT_PRIVATE_KEY_FILE=str(INVALID_KEYS / key_file))
+    assert_refused(run_until_exit(own_process, env), "key")
+
+
+def test_refuses_a_missing_key(own_process):
+    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
+                                   JWT_PRIVATE_KEY_FILE=None)
+    assert_refused(run_until_exit(own_process, env), "JWT_PRIVATE_KEY")
+
+
+def test_refuses_an_unreadable_key_file(own_process, workdir):
+    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
+                                   JWT_PRIVATE_KEY_FILE=str(workdir / "does-not-exist.pem"))
+    assert_refused(run_until_exit(own_process, env), "key")
+
+
+def test_refuses_a_garbage_inline_key(own_process):
+    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
+                                   JWT_PRIVATE_KEY_FILE=None, JWT_PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n")
+    assert_refused(run_until_exit(own_process, env), "key")
+
+
+@pytest.mark.parametrize("url", ["not a url", "mysql://auth:auth@127.0.0.1:3306/auth", "postgres://auth:auth@127.0.0.1:notaport/auth"])
+def test_refuses_a_malformed_database_url(own_process, url):
+    env = own_process.contract_env(url, stackctl.free_port())
+    assert_refused(run_until_exit(own_process, env), "DATABASE_URL")
+
+
+# --------------------------------------------------------------------------- inline key, shutdown
+
+def test_inline_key_works_and_sigterm_exits_zero(own_process, workdir):
+    with stackctl.database() as (url, pg):
+        svc = start_service(own_process, url, workdir / "inline.log", pg, JWT_PRIVATE_KEY_FILE=None,
+                            JWT_PRIVATE_KEY=(ROOT / "spec" / "keys" / "dev-rsa-2048.pem").read_text())
+        try:
+            jwks = requests.get(svc.base_url + "/.well-known/jwks.json", timeout=10).json()
+            assert jwks == {"keys": [DEV_KEY["jwk"]]}
+            body = assert_token_pair(token(svc.base_url), TTL)
+            verify(body["access_token"], jwks, ISSUER, AUDIENCE)
+        finally:
+            t0 = time.monotonic()
+            code = stackctl.stop_process(svc.proc, timeout=12)
+            elapsed = time.monotonic() - t0
+        assert code == 0, f"exit code {code} on SIGTERM; log: {svc.log_text()[-1500:]}"
+        assert elapsed < 12
+        assert DEV_KEY["kid"] in svc.log_text(), "the start-up line names the kid"

@@ -1,0 +1,33 @@
+"""Runs last (file order): what the main service wrote while the suite ran."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import DEV_KEY
+
+SECRETS = [
+    ("a password", re.compile(r"TopSecret0|CorrectHorse9|legacy-pass-|argon-pass-")),
+    ("a password hash", re.compile(r"\$argon2id\$|\$hmac-sha256\$|X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR")),
+    ("a token", re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.eyJ")),
+    ("private key material", re.compile(r"PRIVATE KEY|MII[A-Za-z0-9+/]{40}")),
+]
+
+
+def test_start_up_line_names_the_kid(service):
+    if service.log_path is None:
+        pytest.skip("the suite does not see this service's output")
+    assert DEV_KEY["kid"] in service.log_text()
+
+
+def test_no_secrets_and_no_per_request_lines_in_the_log(service):
+    if service.log_path is None:
+        pytest.skip("the suite does not see this service's output")
+    text = service.log_text()
+    for what, pattern in SECRETS:
+        m = pattern.search(text)
+        assert m is None, f"the log contains {what}: ...{text[max(0, m.start() - 80):m.end() + 20]}..."
+    # The suite made a few hundred requests; a log that grows with them logs per request.
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) < 60, f"{len(lines)} log lines: per-request logging? last: {lines[-5:]}"

@@ -1,0 +1,111 @@
+"""Self-checks of spec/: the vectors are right and the OpenAPI document covers the contract."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+SPEC = Path(__file__).resolve().parents[1]
+VECTORS = json.loads((SPEC / "vectors.json").read_text())
+OPENAPI = yaml.safe_load((SPEC / "openapi.yaml").read_text())
+
+
+def legacy_ok(password: str, stored: str) -> bool:
+    parts = stored.split("$")
+    if len(parts) != 4 or parts[0] != "" or parts[1] != "hmac-sha256":
+        return False
+    try:
+        salt = base64.b64decode(parts[2], validate=True)
+        expected = base64.b64decode(parts[3], validate=True)
+    except ValueError:
+        return False
+    return hmac.compare_digest(hmac.new(salt, password.encode(), hashlib.sha256).digest(), expected)
+
+
+def argon_ok(password: str, stored: str) -> bool:
+    if not stored.startswith("$argon2id$v=19$"):
+        return False
+    try:
+        return PasswordHasher().verify(stored, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError, ValueError):
+        return False
+
+
+@pytest.mark.parametrize("v", VECTORS["passwords"], ids=lambda v: v["name"])
+def test_password_vector_is_what_it_claims(v):
+    verify = legacy_ok if v["hash"].startswith("$hmac-sha256$") else argon_ok
+    assert verify(v["password"], v["hash"]) is v["valid"]
+
+
+def test_john_is_the_contract_vector():
+    john = next(v for v in VECTORS["passwords"] if v["name"] == "legacy-john")
+    assert john["hash"] == "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE="
+
+
+def test_vectors_cover_both_schemes_and_malformed_cases():
+    names = [v["name"] for v in VECTORS["passwords"]]
+    assert any(n.startswith("legacy") for n in names) and any(n.startswith("argon2id") for n in names)
+    assert sum(1 for v in VECTORS["passwords"] if v.get("malformed")) >= 8
+    assert any(not v["valid"] and not v.get("malformed") for v in VECTORS["passwords"])
+
+
+@pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["file"])
+def test_key_vector_matches_the_pem(key):
+    pem = serialization.load_pem_private_key((SPEC / key["file"]).read_bytes(), password=None)
+    assert isinstance(pem, rsa.RSAPrivateKey) and pem.key_size == key["bits"]
+    assert (SPEC / key["file"]).read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8
+    nums = pem.public_key().public_numbers()
+    b64u = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    assert key["jwk"]["n"] == b64u(nums.n.to_bytes((nums.n.bit_length() + 7) // 8, "big"))
+    assert key["jwk"]["e"] == "AQAB"
+    canonical = '{"e":"AQAB","kty":"RSA","n":"%s"}' % key["jwk"]["n"]
+    assert key["thumbprint_input"] == canonical
+    assert key["kid"] == key["jwk"]["kid"] == b64u(hashlib.sha256(canonical.encode()).digest())
+
+
+@pytest.mark.parametrize("pair", VECTORS["at_hash"], ids=lambda p: p["access_token"][:12] or "empty")
+def test_at_hash_vector(pair):
+    digest = hashlib.sha256(pair["access_token"].encode("ascii")).digest()[:16]
+    assert pair["at_hash"] == base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def test_openapi_is_3_1_and_has_every_endpoint():
+    assert OPENAPI["openapi"].startswith("3.1")
+    assert set(OPENAPI["paths"]) == {"/token", "/.well-known/jwks.json", "/health"}
+
+
+def test_openapi_token_lists_every_status_of_the_contract():
+    assert set(OPENAPI["paths"]["/token"]["post"]["responses"]) == {"200", "400", "405", "413", "415", "500", "503"}
+
+
+def test_openapi_error_codes_are_rfc6749():
+    codes = set(OPENAPI["components"]["schemas"]["Error"]["properties"]["error"]["enum"])
+    assert codes == {"invalid_request", "invalid_grant", "unsupported_grant_type", "temporarily_unavailable",
+                     "server_error"}
+
+
+def test_openapi_refs_resolve():
+    text = (SPEC / "openapi.yaml").read_text()
+    for ref in set(re.findall(r'\$ref: "#/([^"]+)"', text)):
+        node = OPENAPI
+        for part in ref.split("/"):
+            assert part in node, f"dangling $ref #/{ref}"
+            node = node[part]
+
+
+def test_seed_uses_the_vectors():
+    seed = (SPEC.parent / "sql" / "seed.sql").read_text()
+    jane = next(v for v in VECTORS["passwords"] if v["name"] == "argon2id-owasp-floor")
+    assert jane["hash"] in seed
+    population = re.findall(r"'argon\d+@example\.com', '\$argon2id\$v=19\$m=19456,t=2,p=1\$", seed)
+    assert len(population) == 100

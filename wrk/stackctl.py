@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Throw-away PostgreSQL and stack lifecycle, shared by the conformance suite,
+`make run` and the benchmark.
+
+    python3 wrk/stackctl.py list                 # stacks (folders with a stack.json)
+    python3 wrk/stackctl.py db                   # throw-away PostgreSQL until Ctrl-C
+    python3 wrk/stackctl.py build STACK          # release build
+    python3 wrk/stackctl.py test STACK           # the stack's own unit tests
+    python3 wrk/stackctl.py run STACK [--key-bits 4096]   # build if needed, run in the foreground
+
+With DATABASE_URL set, that database is used as it is (it must already hold
+sql/schema.sql and sql/seed.sql); without it, a PostgreSQL cluster is created
+in a temporary folder on a free loopback port, loaded, and removed at exit.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SQL_FILES = [ROOT / "sql" / "schema.sql", ROOT / "sql" / "seed.sql"]
+KEYS = {2048: ROOT / "spec" / "keys" / "dev-rsa-2048.pem", 4096: ROOT / "spec" / "keys" / "dev-rsa-4096.pem"}
+
+
+class ToolError(RuntimeError):
+    """A failure with a message meant for the person at the terminal."""
+
+
+def log(msg: str) -> None:
+    print(f"[stackctl] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+def pg_bindir() -> Path:
+    """The PostgreSQL server binaries: PG_BINDIR, else the newest Debian install, else PATH."""
+    if os.environ.get("PG_BINDIR"):
+        return Path(os.environ["PG_BINDIR"])
+    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))
+    if candidates:
+        return candidates[-1].parent
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).resolve().parent
+    raise ToolError("PostgreSQL server binaries not found (apt-get install postgresql, or set PG_BINDIR)")
+
+
+def psql_bin() -> str:
+    found = shutil.which("psql") or str(pg_bindir() / "psql")
+    if not Path(found).exists():
+        raise ToolError("psql not found (apt-get install postgresql-client)")
+    return found
+
+
+def load_sql(database_url: str) -> None:
+    """Loads schema and seed into the database; idempotent."""
+    cmd = [psql_bin(), database_url, "-q", "-v", "ON_ERROR_STOP=1", "-X"]
+    for f in SQL_FILES:
+        cmd += ["-f", str(f)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ToolError(f"loading {', '.join(f.name for f in SQL_FILES)} failed: {res.stderr.strip()}")
+
+
+@dataclass
+class ThrowawayPostgres:
+    """A PostgreSQL cluster in a temporary folder, on a free loopback port.
+
+    initdb refuses to run as root, so as root the cluster belongs to the
+    `postgres` system user (created by Debian's package) or, failing that, `nobody`.
+    """
+
+    port: int = field(default_factory=free_port)
+    user: str = "auth"
+    password: str = "auth"
+    database: str = "auth"
+    max_connections: int = 200
+    base: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"postgres://{self.user}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+
+    @property
+    def datadir(self) -> Path:
+        assert self.base is not None
+        return self.base / "data"
+
+    def _owner(self) -> str | None:
+        if os.geteuid() != 0:
+            return None
+        for name in ("postgres", "nobody"):
+            with contextlib.suppress(KeyError):
+                pwd.getpwnam(name)
+                return name
+        raise ToolError("running as root but neither a 'postgres' nor a 'nobody' user exists for initdb")
+
+    def _run(self, args: list[str], check: bool = True, **kw) -> subprocess.CompletedProcess:
+        owner = self._owner()
+        cmd = (["runuser", "-u", owner, "--"] + args) if owner else args
+        res = subprocess.run(cmd, capture_output=True, text=True, **kw)
+        if check and res.returncode != 0:
+            raise ToolError(f"{Path(args[0]).name} failed: {(res.stderr or res.stdout).strip()}")
+        return res
+
+    def start(self) -> "ThrowawayPostgres":
+        bindir = pg_bindir()
+        self.base = Path(tempfile.mkdtemp(prefix="simple-auth-pg-"))
+        owner = self._owner()
+        pwfile = self.base / "pwfile"
+        pwfile.write_text(self.password + "\n")
+        if owner:
+            info = pwd.getpwnam(owner)
+            os.chown(self.base, info.pw_uid, info.pw_gid)
+            os.chown(pwfile, info.pw_uid, info.pw_gid)
+        self._run([str(bindir / "initdb"), "-D", str(self.datadir), "-U", self.user, "--pwfile", str(pwfile),
+                   "-E", "UTF8", "--locale=C", "--auth-host=scram-sha-256", "--auth-local=trust", "-N"])
+        conf = self.datadir / "postgresql.conf"
+        with conf.open("a") as f:
+            f.write(
+                "\n# simple-auth throw-away cluster\n"
+                "listen_addresses = '127.0.0.1'\n"
+                f"port = {self.port}\n"
+                f"unix_socket_directories = '{self.base}'\n"
+                f"max_connections = {self.max_connections}\n"
+                # A throw-away cluster: durability buys nothing here.
+                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+            )
+        self.pg_start()
+        self._run([str(bindir / "createdb"), "-h", str(self.base), "-p", str(self.port), "-U", self.user, self.database])
+        load_sql(self.url)
+        return self
+
+    def pg_start(self) -> None:
+        self._run([str(pg_bindir() / "pg_ctl"), "-D", str(self.datadir), "-l", str(self.base / "server.log"),
+                   "-w", "-t", "30", "start"])
+
+    def pg_stop(self, mode: str = "fast") -> None:
+        self._run([str(pg_bindir() / "pg_ctl"), "-D", str(self.datadir), "-m", mode, "-w", "-t", "30", "stop"], check=False)
+
+    def is_running(self) -> bool:
+        return self._run([str(pg_bindir() / "pg_ctl"), "-D", str(self.datadir), "status"], check=False).returncode == 0
+
+    def psql(self, sql: str) -> str:
+        res = subprocess.run([psql_bin(), self.url, "-X", "-A", "-t", "-c", sql], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise ToolError(f"psql failed: {res.stderr.strip()}")
+        return res.stdout.strip()
+
+    def destroy(self) -> None:
+        if self.base is None:
+            return
+        self.pg_stop("immediate")
+        shutil.rmtree(self.base, ignore_errors=True)
+        self.base = None
+
+    def __enter__(self) -> "ThrowawayPostgres":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.destroy()
+
+
+# --------------------------------------------------------------------------- Java
+
+
+def java_version(java_home: Path) -> int:
+    release = java_home / "release"
+    if release.exists():
+        m = re.search(r'JAVA_VERSION="(\d+)', release.read_text())
+        if m:
+            return int(m.group(1))
+    return 0
+
+
+def find_java_home() -> Path:
+    """JAVA_HOME if it is 21+, else Temurin 25, else the newest 21+ under /usr/lib/jvm."""
+    env = os.environ.get("JAVA_HOME")
+    if env and java_version(Path(env)) >= 21:
+        return Path(env)
+    preferred = Path("/usr/lib/jvm/temurin-25-jdk-amd64")
+    if java_version(preferred) >= 21:
+        return preferred
+    homes = [p for p in Path("/usr/lib/jvm").glob("*") if p.is_dir() and not p.is_symlink() and java_version(p) >= 21]
+    if homes:
+        return max(homes, key=java_version)
+    raise ToolError("no JDK 21+ found: set JAVA_HOME to one (Temurin 25 is the reference)")
+
+
+# --------------------------------------------------------------------------- stacks
+
+
+def list_stacks() -> list[str]:
+    return sorted(p.parent.name for p in ROOT.glob("*/stack.json"))
+
+
+@dataclass
+class Stack:
+    name: str
+    dir: Path
+    manifest: dict
+
+    @classmethod
+    def load(cls, name: str) -> "Stack":
+        path = ROOT / name / "stack.json"
+        if not path.exists():
+            raise ToolError(f"unknown stack '{name}': known are {', '.join(list_stacks()) or 'none'}")
+        manifest = json.loads(path.read_text())
+        for key in ("build", "test", "run", "artifact"):
+            if key not in manifest:
+                raise ToolError(f"{path}: missing '{key}'")
+        return cls(name, path.parent, manifest)
+
+    @property
+    def uses_java(self) -> bool:
+        return any("{java}" in part for part in self.manifest["run"])
+
+    def env(self) -> dict:
+        env = dict(os.environ)
+        if self.uses_java or (self.dir / "pom.xml").exists() or (self.dir / "build.sbt").exists():
+            java_home = find_java_home()
+            env["JAVA_HOME"] = str(java_home)
+            env["PATH"] = f"{java_home / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+    def command(self, key: str) -> list[str]:
+        parts = self.manifest[key]
+        java = str(find_java_home() / "bin" / "java") if self.uses_java else "java"
+        return [p.replace("{java}", java) for p in parts]
+
+    @property
+    def artifact(self) -> Path:
+        return self.dir / self.manifest["artifact"]
+
+    def needs_build(self) -> bool:
+        if not self.artifact.exists():
+            return True
+        built = self.artifact.stat().st_mtime
+        for src in self.manifest.get("sources", []):
+            p = self.dir / src
+            files = [p] if p.is_file() else (f for f in p.rglob("*") if f.is_file())
+            if any(f.stat().st_mtime > built for f in files):
+                return True
+        return False
+
+    def build(self) -> float:
+        """Runs the release build; returns its wall time in seconds."""
+        log(f"building {self.name}: {' '.join(self.manifest['build'])}")
+        t0 = time.monotonic()
+        res = subprocess.run(self.command("build"), cwd=self.dir, env=self.env())
+        if res.returncode != 0:
+            raise ToolError(f"build of {self.name} failed (exit {res.returncode})")
+        if not self.artifact.exists():
+            raise ToolError(f"build of {self.name} did not produce {self.artifact}")
+        return time.monotonic() - t0
+
+    def ensure_built(self) -> None:
+        if self.needs_build():
+            self.build()
+
+    def unit_test(self) -> int:
+        log(f"unit tests of {self.name}: {' '.join(self.manifest['test'])}")
+        return subprocess.run(self.command("test"), cwd=self.dir, env=self.env()).returncode
+
+    def contract_env(self, database_url: str, port: int, key_bits: int = 2048, **overrides: str) -> dict:
+        """The contract's environment (§5), the same for every stack."""
+        env = self.env()
+        for var in ("JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"):
+            env.pop(var, None)
+        env.update({
+            "PORT": str(port),
+            "HOST": "127.0.0.1",
+            "DATABASE_URL": database_url,
+            "DB_POOL_SIZE": "10",
+            "DB_ACQUIRE_TIMEOUT_MS": "1000",
+            "JWT_PRIVATE_KEY_FILE": str(KEYS[key_bits]),
+            "JWT_ISSUER": f"http://localhost:{port}",
+            "JWT_AUDIENCE": "channel-api",
+            "TOKEN_TTL_SECONDS": "600",
+            "LOG_LEVEL": "info",
+        })
+        for k, v in overrides.items():
+            if v is None:
+                env.pop(k, None)
+            else:
+                env[k] = v
+        return env
+
+    def spawn(self, env: dict, log_path: Path | None = None, **kw) -> subprocess.Popen:
+        out = open(log_path, "wb") if log_path else subprocess.DEVNULL
+        return subprocess.Popen(self.command("run"), cwd=self.dir, env=env, stdout=out,
+                                stderr=subprocess.STDOUT if log_path else None, start_new_session=True, **kw)
+
+
+def wait_http(url: str, proc: subprocess.Popen | None, timeout: float, expect: int = 200) -> float:
+    """Polls url until it answers `expect`; returns seconds waited. Fails early if proc exits."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc is not None and proc.poll() is not None:
+            raise ToolError(f"process exited with {proc.returncode} before {url} answered")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == expect:
+                    return time.monotonic() - t0
+        except urllib.error.HTTPError as e:
+            if e.code == expect:
+                return time.monotonic() - t0
+        except (urllib.error.URLError, ConnectionError, OSError):
+            pass
+        time.sleep(0.05)
+    raise ToolError(f"{url} did not answer {expect} within {timeout:.0f}s")
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 15) -> int:
+    """SIGTERM, then SIGKILL after `timeout`; returns the exit code."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode
+
+
+@contextlib.contextmanager
+def database(url: str | None = None):
+    """Yields (database_url, ThrowawayPostgres or None)."""
+    url = url or os.environ.get("DATABASE_URL")
+    if url:
+        yield url, None
+        return
+    log("no DATABASE_URL: starting a throw-away PostgreSQL")
+    with ThrowawayPostgres() as pg:
+        log(f"PostgreSQL ready at {pg.url}")
+        yield pg.url, pg
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def cmd_run(args) -> int:
+    stack = Stack.load(args.stack)
+    stack.ensure_built()
+    with database() as (url, _pg):
+        env = stack.contract_env(url, args.port, args.key_bits)
+        # In the foreground the issuer is what a client on this machine calls.
+        proc = subprocess.Popen(stack.command("run"), cwd=stack.dir, env=env)
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            proc.send_signal(signal.SIGINT)
+            return proc.wait()
+
+
+def cmd_db(_args) -> int:
+    with ThrowawayPostgres() as pg:
+        print(f"DATABASE_URL={pg.url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+            while True:
+                time.sleep(3600)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list")
+    sub.add_parser("db")
+    for name in ("build", "test"):
+        p = sub.add_parser(name)
+        p.add_argument("stack")
+    p = sub.add_parser("run")
+    p.add_argument("stack")
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
+    p.add_argument("--key-bits", type=int, choices=sorted(KEYS), default=2048)
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "list":
+            print("\n".join(list_stacks()))
+            return 0
+        if args.cmd == "db":
+            return cmd_db(args)
+        if args.cmd == "build":
+            Stack.load(args.stack).build()
+            return 0
+        if args.cmd == "test":
+            return Stack.load(args.stack).unit_test()
+        return cmd_run(args)
+    except ToolError as e:
+        print(f"stackctl: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""The runner's own tests: the throw-away database, the seed, the manifests."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import stackctl  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def pg():
+    with stackctl.ThrowawayPostgres() as db:
+        yield db
+
+
+def test_seed_populations(pg):
+    counts = pg.psql("SELECT count(*) FILTER (WHERE email LIKE 'legacy%'), count(*) FILTER (WHERE email LIKE 'argon%') FROM users")
+    legacy, argon = map(int, counts.split("|"))
+    assert legacy >= 10_000 and argon >= 100
+
+
+@pytest.mark.parametrize("n", [1, 777, 10000])
+def test_legacy_population_follows_its_documented_pattern(pg, n):
+    stored = pg.psql(f"SELECT password_hash FROM users WHERE email = 'legacy{n}@example.com'")
+    _, scheme, salt, digest = stored.split("$")
+    assert scheme == "hmac-sha256"
+    assert base64.b64decode(salt) == hashlib.sha256(f"salt:{n}".encode()).digest()[:16]
+    mac = hmac.new(base64.b64decode(salt), f"legacy-pass-{n}".encode(), hashlib.sha256).digest()
+    assert base64.b64decode(digest) == mac
+
+
+@pytest.mark.parametrize("n", [1, 100])
+def test_argon2_population_follows_its_documented_pattern(pg, n):
+    stored = pg.psql(f"SELECT password_hash FROM users WHERE email = 'argon{n}@example.com'")
+    assert stored.startswith("$argon2id$v=19$m=19456,t=2,p=1$")
+    assert PasswordHasher().verify(stored, f"argon-pass-{n}")
+
+
+def test_login_query_uses_the_email_index(pg):
+    plan = pg.psql("EXPLAIN SELECT id, username, name, email, password_hash FROM users WHERE email = lower('John@Example.com')")
+    assert "users_email_key" in plan
+
+
+def test_email_must_be_lowercase(pg):
+    with pytest.raises(stackctl.ToolError):
+        pg.psql("INSERT INTO users (id, username, name, email, password_hash) "
+                "VALUES (gen_random_uuid(), 'x', 'X', 'Mixed@Example.com', 'h')")
+
+
+def test_loading_twice_is_harmless(pg):
+    stackctl.load_sql(pg.url)
+    assert int(pg.psql("SELECT count(*) FROM users WHERE email = 'john@example.com'")) == 1
+
+
+def test_stop_and_start(pg):
+    pg.pg_stop()
+    assert not pg.is_running()
+    pg.pg_start()
+    assert pg.psql("SELECT 1") == "1"
+
+
+@pytest.mark.parametrize("name", stackctl.list_stacks())
+def test_manifest_is_complete(name):
+    stack = stackctl.Stack.load(name)
+    for key in ("build", "test", "run"):
+        assert isinstance(stack.manifest[key], list) and stack.manifest[key]
+    for src in stack.manifest.get("sources", []):
+        assert (stack.dir / src).exists(), f"{name}: source path {src} does not exist"
+    assert (stack.dir / "README.md").exists()
+
+
+def test_unknown_stack_is_a_clear_error():
+    with pytest.raises(stackctl.ToolError, match="unknown stack"):
+        stackctl.Stack.load("cobol")
+
+
+def test_java_home_is_21_or_newer():
+    assert stackctl.java_version(stackctl.find_java_home()) >= 21
