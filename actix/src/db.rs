@@ -1,0 +1,159 @@
+//! The connection pool and the one query of the service.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+use uuid::Uuid;
+
+use crate::config::Config;
+use crate::errors::ApiError;
+
+/// The same statement in every stack of the project.
+pub const FIND_USER_BY_EMAIL: &str = "SELECT id, username, name, email, password_hash FROM users WHERE email = lower($1)";
+
+/// How long `/health` gives `SELECT 1` on a pooled connection.
+pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone)]
+pub struct User {
+    pub id: Uuid,
+    pub username: String,
+    pub name: String,
+    pub email: String,
+    pub password_hash: String,
+}
+
+/// Reads users through the pool; turns database trouble into 503 or 500.
+#[derive(Clone)]
+pub struct UserRepository {
+    pool: Pool,
+    /// Whether the last attempt reached the database, so an outage is logged
+    /// once when it starts and once when it ends, not on every request.
+    reachable: Arc<AtomicBool>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PoolBuildError {
+    #[error("could not build the database pool: {0}")]
+    Build(String),
+}
+
+/// Builds the pool without connecting: the service starts while the database
+/// is down and connects on first use.
+pub fn create_pool(config: &Config) -> Result<Pool, PoolBuildError> {
+    let mut pg = config.database.clone();
+    if pg.get_connect_timeout().is_none() {
+        pg.connect_timeout(config.acquire_timeout);
+    }
+    if pg.get_application_name().is_none() {
+        pg.application_name("simple-auth-actix");
+    }
+    // Verified: every checkout runs an empty query first, so a connection the
+    // server dropped (restart, failover) is replaced instead of failing a request.
+    let manager = Manager::from_config(pg, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Verified });
+    Pool::builder(manager)
+        .max_size(config.pool_size)
+        .runtime(Runtime::Tokio1)
+        // Waiting for a free slot, opening a connection and checking an idle
+        // one are each bounded, so a database that is down or unreachable
+        // answers 503 within about DB_ACQUIRE_TIMEOUT_MS instead of hanging.
+        .wait_timeout(Some(config.acquire_timeout))
+        .create_timeout(Some(config.acquire_timeout))
+        .recycle_timeout(Some(config.acquire_timeout))
+        .build()
+        .map_err(|e| PoolBuildError::Build(e.to_string()))
+}
+
+impl UserRepository {
+    pub fn new(pool: Pool) -> Self {
+        UserRepository { pool, reachable: Arc::new(AtomicBool::new(true)) }
+    }
+
+    /// Looks a user up by e-mail (the database lowercases the argument).
+    pub async fn find_by_email(&self, email: &str) -> Result<Option<User>, ApiError> {
+        let client = self.pool.get().await.map_err(|e| self.pool_failed(e))?;
+        let statement = client.prepare_cached(FIND_USER_BY_EMAIL).await.map_err(|e| self.query_failed(e))?;
+        let row = client.query_opt(&statement, &[&email]).await.map_err(|e| self.query_failed(e))?;
+        self.mark_reachable();
+        let Some(row) = row else { return Ok(None) };
+        let user = User {
+            id: row.try_get(0).map_err(|e| self.query_failed(e))?,
+            username: row.try_get(1).map_err(|e| self.query_failed(e))?,
+            name: row.try_get(2).map_err(|e| self.query_failed(e))?,
+            email: row.try_get(3).map_err(|e| self.query_failed(e))?,
+            password_hash: row.try_get(4).map_err(|e| self.query_failed(e))?,
+        };
+        Ok(Some(user))
+    }
+
+    /// `SELECT 1` on a pooled connection within a second.
+    pub async fn is_healthy(&self) -> bool {
+        let check = async {
+            let client = self.pool.get().await.map_err(|e| self.pool_failed(e))?;
+            client.simple_query("SELECT 1").await.map_err(|e| self.query_failed(e))?;
+            Ok::<_, ApiError>(())
+        };
+        match tokio::time::timeout(HEALTH_TIMEOUT, check).await {
+            Ok(Ok(())) => {
+                self.mark_reachable();
+                true
+            }
+            Ok(Err(_)) => false,
+            Err(_) => {
+                self.mark_unreachable(&"health check timed out");
+                false
+            }
+        }
+    }
+
+    fn pool_failed(&self, err: PoolError) -> ApiError {
+        match err {
+            PoolError::Timeout(_) | PoolError::Backend(_) | PoolError::Closed => {
+                self.mark_unreachable(&err);
+                ApiError::Unavailable
+            }
+            other => {
+                tracing::error!("database pool error: {other}");
+                ApiError::Internal
+            }
+        }
+    }
+
+    /// Connection-level failures (the server went away, is starting or
+    /// shutting down, or is out of connections) are 503; anything else
+    /// the database says is unexpected here and a 500.
+    fn query_failed(&self, err: tokio_postgres::Error) -> ApiError {
+        let transient = match err.code() {
+            None => true,
+            Some(code) => {
+                let class = &code.code()[..2.min(code.code().len())];
+                matches!(class, "08" | "53" | "57") || *code == SqlState::ADMIN_SHUTDOWN
+            }
+        };
+        if transient {
+            self.mark_unreachable(&err);
+            ApiError::Unavailable
+        } else {
+            tracing::error!("database query failed: {err}");
+            ApiError::Internal
+        }
+    }
+
+    fn mark_unreachable(&self, cause: &dyn std::fmt::Display) {
+        if self.reachable.swap(false, Ordering::Relaxed) {
+            tracing::warn!("database unavailable: {cause}");
+        } else {
+            tracing::debug!("database still unavailable: {cause}");
+        }
+    }
+
+    fn mark_reachable(&self) {
+        if !self.reachable.swap(true, Ordering::Relaxed) {
+            tracing::info!("database reachable again");
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Every failure the service answers with, mapped once to the contract's
+//! RFC 6749 §5.2 JSON (status, headers, body).
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+
+/// The exact `invalid_grant` description: unknown user, wrong password and
+/// unusable stored hash must give the same bytes.
+pub const INVALID_GRANT_DESCRIPTION: &str = "invalid username or password";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    InvalidRequest(&'static str),
+    #[error("grant_type must be \"password\"")]
+    UnsupportedGrantType,
+    #[error("{}", INVALID_GRANT_DESCRIPTION)]
+    InvalidGrant,
+    #[error("request body larger than 8192 bytes")]
+    PayloadTooLarge,
+    #[error("Content-Type must be application/json or application/x-www-form-urlencoded")]
+    UnsupportedMediaType,
+    #[error("method not allowed")]
+    MethodNotAllowed { allow: &'static str },
+    #[error("not found")]
+    NotFound,
+    #[error("the database is unavailable, try again")]
+    Unavailable,
+    #[error("internal error")]
+    Internal,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_description: Option<&'a str>,
+}
+
+impl ApiError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::InvalidRequest(_)
+            | ApiError::PayloadTooLarge
+            | ApiError::UnsupportedMediaType
+            | ApiError::MethodNotAllowed { .. } => "invalid_request",
+            ApiError::UnsupportedGrantType => "unsupported_grant_type",
+            ApiError::InvalidGrant => "invalid_grant",
+            ApiError::NotFound => "not_found",
+            ApiError::Unavailable => "temporarily_unavailable",
+            ApiError::Internal => "server_error",
+        }
+    }
+
+    fn body(&self) -> Vec<u8> {
+        let description = self.to_string();
+        let body = ErrorBody {
+            error: self.code(),
+            // The contract's 404 body is exactly {"error":"not_found"}.
+            error_description: (!matches!(self, ApiError::NotFound)).then_some(description.as_str()),
+        };
+        serde_json::to_vec(&body).unwrap_or_else(|_| br#"{"error":"server_error"}"#.to_vec())
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::InvalidRequest(_) | ApiError::UnsupportedGrantType | ApiError::InvalidGrant => {
+                StatusCode::BAD_REQUEST
+            }
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status_code());
+        response
+            .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+            .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+            .insert_header((header::PRAGMA, HeaderValue::from_static("no-cache")));
+        match self {
+            ApiError::MethodNotAllowed { allow } => {
+                response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));
+            }
+            ApiError::Unavailable => {
+                response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
+            }
+            _ => {}
+        }
+        response.body(self.body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::body::MessageBody;
+
+    fn parts(err: ApiError) -> (u16, Vec<(String, String)>, Vec<u8>) {
+        let response = err.error_response();
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+            .collect();
+        let body = response.into_body().try_into_bytes().map(|b| b.to_vec()).unwrap_or_default();
+        (status, headers, body)
+    }
+
+    fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn invalid_grant_has_the_exact_bytes() {
+        let (status, headers, body) = parts(ApiError::InvalidGrant);
+        assert_eq!(status, 400);
+        assert_eq!(body, br#"{"error":"invalid_grant","error_description":"invalid username or password"}"#);
+        assert_eq!(header(&headers, "content-type"), Some("application/json"));
+        assert_eq!(header(&headers, "cache-control"), Some("no-store"));
+    }
+
+    #[test]
+    fn not_found_has_no_description() {
+        let (status, _, body) = parts(ApiError::NotFound);
+        assert_eq!(status, 404);
+        assert_eq!(body, br#"{"error":"not_found"}"#);
+    }
+
+    #[test]
+    fn statuses_codes_and_extra_headers() {
+        let cases = [
+            (ApiError::InvalidRequest("x"), 400, "invalid_request"),
+            (ApiError::UnsupportedGrantType, 400, "unsupported_grant_type"),
+            (ApiError::PayloadTooLarge, 413, "invalid_request"),
+            (ApiError::UnsupportedMediaType, 415, "invalid_request"),
+            (ApiError::MethodNotAllowed { allow: "POST" }, 405, "invalid_request"),
+            (ApiError::Unavailable, 503, "temporarily_unavailable"),
+            (ApiError::Internal, 500, "server_error"),
+        ];
+        for (err, status, code) in cases {
+            let is_503 = matches!(err, ApiError::Unavailable);
+            let is_405 = matches!(err, ApiError::MethodNotAllowed { .. });
+            let (s, headers, body) = parts(err);
+            assert_eq!(s, status);
+            let json: serde_json::Value = serde_json::from_slice(&body).expect("json");
+            assert_eq!(json["error"], code);
+            assert!(json["error_description"].is_string());
+            assert_eq!(header(&headers, "cache-control"), Some("no-store"));
+            assert_eq!(header(&headers, "retry-after").is_some(), is_503);
+            assert_eq!(header(&headers, "allow") == Some("POST"), is_405);
+        }
+    }
+}
