@@ -59,5 +59,14 @@ run: venv
 db: venv
 	$(PY) wrk/stackctl.py db
 
+# Extra runner flags: make bench BENCH_ARGS="--profile fly-shared-1x --stacks actix,spring"
+BENCH_ARGS ?=
+bench: venv
+	$(PY) wrk/bench.py $(BENCH_ARGS)
+
+# The whole pipeline with short phases: proves it on every change (CI).
+bench-smoke: venv
+	$(PY) wrk/bench.py --smoke $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) */target */project/target

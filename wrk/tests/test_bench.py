@@ -1,0 +1,143 @@
+"""The benchmark harness against a fake /token server: what users.lua sends
+and counts, and how the runner parses, summarizes and reports it. No timing is
+asserted anywhere; only counts, shapes and arithmetic."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import bench  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk not installed")
+
+
+class FakeToken(BaseHTTPRequestHandler):
+    """Answers like the contract: 200 for the documented passwords, 400 otherwise."""
+    protocol_version = "HTTP/1.1"
+    seen: list[dict] = []
+    unavailable = False
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        FakeToken.seen.append(body)
+        user, pw = body["username"], body["password"]
+        local = user.split("@")[0]
+        ok = (user == "john@example.com" and pw == "TopSecret0!") or \
+             (local.startswith("legacy") and pw == f"legacy-pass-{local[6:]}") or \
+             (local.startswith("argon") and pw == f"argon-pass-{local[5:]}")
+        payload = b'{"access_token":"a","id_token":"i","token_type":"Bearer","expires_in":600}' if ok else \
+            b'{"error":"invalid_grant","error_description":"invalid username or password"}'
+        status = 503 if FakeToken.unavailable else (200 if ok else 400)
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def fake():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeToken)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def clear():
+    FakeToken.seen.clear()
+
+
+def test_users_scenario_walks_the_legacy_population(fake):
+    run = bench.run_wrk(fake, 2, 1, 1, "users", 0.0)
+    assert run["requests"] > 0
+    assert run["status"] == {"200": run["requests"]}
+    assert run["errors"] == 0
+    users = [b["username"] for b in FakeToken.seen]
+    assert all(u.startswith("legacy") and u.endswith("@example.com") for u in users)
+    assert len(set(users)) > 1, "the script rotates through users"
+
+
+def test_argon2_scenario_stays_in_its_population(fake):
+    bench.run_wrk(fake, 2, 1, 1, "argon2", 0.0)
+    nums = {int(b["username"][5:].split("@")[0]) for b in FakeToken.seen}
+    assert nums and min(nums) >= 1 and max(nums) <= 100
+
+
+def test_wrong_share_is_counted_as_expected_400s(fake):
+    run = bench.run_wrk(fake, 1, 1, 1, "users", 0.25)
+    ok, bad = run["status"].get("200", 0), run["status"].get("400", 0)
+    assert ok + bad == run["requests"]
+    # Deterministic: every fourth request is wrong (in flight at the end aside).
+    assert abs(bad - run["requests"] / 4) <= 2
+    assert run["errors"] == 0, "400s are expected when wrong passwords are sent on purpose"
+
+
+def test_unexpected_status_is_an_error(fake):
+    FakeToken.unavailable = True
+    try:
+        run = bench.run_wrk(fake, 1, 1, 1, "john", 0.0)
+    finally:
+        FakeToken.unavailable = False
+    assert run["status"] == {"503": run["requests"]}
+    assert run["unexpected_status"] == run["requests"] and run["errors"] >= run["requests"]
+
+
+def test_wrong_passwords_only_is_not_an_error(fake):
+    run = bench.run_wrk(fake, 1, 1, 1, "john", 1.0)
+    assert run["status"] == {"400": run["requests"]}
+    assert run["errors"] == 0
+
+
+def test_summary_medians_spread_and_crypto_share():
+    def run(rps, cpu):
+        return {"rps": rps, "errors": 0, "requests": 1000, "cpu_ms_per_request": cpu,
+                "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}}
+    result = {"runs": {"16": [run(100, 2.0), run(300, 1.0), run(200, 1.5)], "64": [run(400, 1.0)]},
+              "samples": [(0.0, 50 * 2**20, 0.1), (5.0, 80 * 2**20, 1.0), (9.0, 60 * 2**20, 2.0)],
+              "phases": [(1.0, "warmup"), (4.0, "c=16#1")]}
+    s = bench.summarize(result, {"sign_ms": 0.5})
+    c16 = s["by_concurrency"]["16"]
+    assert c16["rps"] == {"median": 200, "min": 100, "max": 300}
+    assert c16["cpu_ms_per_request"] == 1.5
+    assert c16["crypto_share"] == round(2 * 0.5 / 1.5, 3)
+    assert s["knee"] == "64"
+    assert s["rss_peak_mb"] == 80.0 and s["rss_steady_mb"] == 70.0
+
+
+def test_failed_stack_has_no_numbers(tmp_path):
+    env = {"date_utc": "2026-01-01T00:00:00+00:00", "cpu_model": "cpu", "cores": 2, "memory_gib": 24, "kernel": "6",
+           "commit": "abc", "dirty": False,
+           "settings": {"profile": "local", "scenario": "users", "key_bits": 2048, "concurrency": [16], "repeats": 1,
+                        "duration_s": 1, "primer_s": 0, "warmup_s": 0, "wrk_threads": 1, "db_pool_size": 10,
+                        "limits": {}, "wrong_share": 0.0}}
+    results = [{"name": "broken", "failed": "verification: login answered 500", "summary": {}}]
+    text = bench.write_markdown(tmp_path / "r.md", env, None, results)
+    assert "**broken**: verification: login answered 500" in text
+    assert "| broken |" not in text
+
+
+def test_cgroup_wrap_joins_before_exec():
+    cg = object.__new__(bench.Cgroup)
+    cg.paths = {"cpu": Path("/sys/fs/cgroup/cpu/x"), "memory": Path("/sys/fs/cgroup/memory/x")}
+    cmd = cg.wrap(["java", "-jar", "app.jar"])
+    assert cmd[:2] == ["sh", "-c"] and cmd[-3:] == ["java", "-jar", "app.jar"]
+    assert "echo $$ > '/sys/fs/cgroup/cpu/x/cgroup.procs'" in cmd[2] and 'exec "$@"' in cmd[2]
+
+
+def test_bad_arguments_are_refused(capsys):
+    for argv in (["--concurrency", "x"], ["--wrong-share", "2"], ["--url", "nourl"], ["--stacks", "cobol"]):
+        with pytest.raises(SystemExit) as e:
+            bench.parse_args(argv)
+        assert e.value.code == 2
