@@ -264,22 +264,22 @@ class Sampler(threading.Thread):
         self.samples: list[tuple[float, int, float]] = []  # (seconds since start, rss bytes, cpu seconds)
         self.phase = "start"
         self.phases: list[tuple[float, str]] = []
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def mark(self, phase: str) -> None:
         self.phase = phase
         self.phases.append((round(time.monotonic() - self.t0, 2), phase))
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             rss, cpu = proc_rss_bytes(self.pid), proc_cpu_seconds(self.pid)
             if rss is None or cpu is None:
                 break
             self.samples.append((round(time.monotonic() - self.t0, 2), rss, round(cpu, 3)))
-            self._stop.wait(self.interval)
+            self._halt.wait(self.interval)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(2)
 
 
@@ -619,6 +619,15 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
     return summary
 
 
+def describe_limits(limits: dict) -> str:
+    parts = []
+    if limits.get("cpus"):
+        parts.append(f"{limits['cpus']:g} CPU")
+    if limits.get("memory_mb"):
+        parts.append(f"{limits['memory_mb']} MiB")
+    return ", ".join(parts) or "none"
+
+
 def fmt(v, spec: str = ".0f", na: str = "n/a") -> str:
     return na if v is None else format(v, spec)
 
@@ -633,7 +642,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         "",
         f"Settings: concurrency {', '.join(map(str, st['concurrency']))}; {st['repeats']} × {st['duration_s']} s each "
         f"after a {st['primer_s']} s primer and {st['warmup_s']} s warm-up; wrk {st['wrk_threads']} threads; "
-        f"pool {st['db_pool_size']}; limits {st['limits']}; wrong passwords {st['wrong_share']:.0%}. "
+        f"pool {st['db_pool_size']}; server limits: {describe_limits(st['limits'])}; wrong passwords {st['wrong_share']:.0%}. "
         "Median of the repeats, [min–max] beside it.",
         "",
     ]
