@@ -3,38 +3,24 @@
     pytest spec/conformance --stack actix            # build if needed, throw-away PostgreSQL, start, test
     pytest spec/conformance --base-url http://host:8080   # an already-running service (no process tests)
 
-With --stack, a PostgreSQL cluster of its own is created for the run (unless
-DATABASE_URL is set, in which case the database-outage tests are skipped:
-the suite never stops a database it did not start).
+With --stack, a PostgreSQL cluster of its own is created for the run unless
+DATABASE_URL is set; the database-outage tests always use a cluster of their
+own, since they stop and start it.
 """
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import requests
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "wrk"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from service import ROOT, Service, start_service  # noqa: E402,F401
 import stackctl  # noqa: E402
-
-VECTORS = json.loads((ROOT / "spec" / "vectors.json").read_text())
-DEV_KEY = next(k for k in VECTORS["keys"] if k["bits"] == 2048)
-
-# Set to values other than the contract's defaults, so a stack that ignores
-# its environment is caught.
-ISSUER = "https://issuer.conformance.test"
-AUDIENCE = "conformance-api"
-TTL = 900
-START_TIMEOUT = float(os.environ.get("CONFORMANCE_START_TIMEOUT", "120"))
 
 
 def pytest_addoption(parser):
@@ -44,21 +30,6 @@ def pytest_addoption(parser):
 
 def pytest_report_header(config):
     return f"simple-auth conformance: stack={config.getoption('--stack')} base-url={config.getoption('--base-url')}"
-
-
-@dataclass
-class Service:
-    base_url: str
-    proc: subprocess.Popen | None = None
-    log_path: Path | None = None
-    pg: stackctl.ThrowawayPostgres | None = None
-    stack: stackctl.Stack | None = None
-
-    def url(self, path: str) -> str:
-        return self.base_url + path
-
-    def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path else ""
 
 
 @pytest.fixture(scope="session")
@@ -77,21 +48,6 @@ def stack(request) -> stackctl.Stack | None:
 def workdir():
     with tempfile.TemporaryDirectory(prefix="simple-auth-conformance-") as d:
         yield Path(d)
-
-
-def start_service(stack: stackctl.Stack, database_url: str, log_path: Path, pg=None, wait_for: int = 200,
-                  **env_overrides) -> Service:
-    port = stackctl.free_port()
-    env = stack.contract_env(database_url, port, JWT_ISSUER=ISSUER, JWT_AUDIENCE=AUDIENCE,
-                             TOKEN_TTL_SECONDS=str(TTL), **env_overrides)
-    proc = stack.spawn(env, log_path)
-    svc = Service(f"http://127.0.0.1:{port}", proc, log_path, pg, stack)
-    try:
-        stackctl.wait_http(svc.url("/health"), proc, START_TIMEOUT, expect=wait_for)
-    except stackctl.ToolError as e:
-        stackctl.stop_process(proc)
-        pytest.fail(f"{stack.name} did not start: {e}\n--- log ---\n{svc.log_text()[-4000:]}")
-    return svc
 
 
 @pytest.fixture(scope="session")

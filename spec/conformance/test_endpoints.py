@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import DEV_KEY
+from service import DEV_KEY
 from helpers import assert_error, cache_directives, media_type
 
 

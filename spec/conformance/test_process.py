@@ -13,7 +13,7 @@ import pytest
 import requests
 
 import stackctl
-from conftest import AUDIENCE, DEV_KEY, ISSUER, ROOT, TTL, start_service
+from service import AUDIENCE, DEV_KEY, ISSUER, ROOT, TTL, start_service
 from helpers import JOHN, assert_error, assert_token_pair, verify
 
 INVALID_KEYS = ROOT / "spec" / "keys" / "invalid"

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import AUDIENCE, DEV_KEY, ISSUER, TTL
+from service import AUDIENCE, DEV_KEY, ISSUER, TTL
 from helpers import (ACCESS_CLAIMS, ID_CLAIMS, JANE, JOHN, assert_token_pair, assert_uuid, at_hash, jose_header,
                      verify)
 

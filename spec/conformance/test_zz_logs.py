@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import DEV_KEY
+from service import DEV_KEY
 
 SECRETS = [
     ("a password", re.compile(r"TopSecret0|CorrectHorse9|legacy-pass-|argon-pass-")),
