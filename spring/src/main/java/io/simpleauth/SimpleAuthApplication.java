@@ -1,0 +1,81 @@
+package io.simpleauth;
+
+import io.simpleauth.config.AuthSettings;
+import io.simpleauth.config.InvalidSettingsException;
+import io.simpleauth.token.SigningKey;
+import sun.misc.Signal;
+
+import org.springframework.boot.Banner;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
+
+@SpringBootApplication
+public class SimpleAuthApplication {
+
+	public static void main(String[] args) {
+		AuthSettings settings;
+		try {
+			// Validated before Spring starts: a bad key or DATABASE_URL is one line on stderr, not a failure report.
+			settings = AuthSettings.fromEnvironment(System.getenv());
+		}
+		catch (InvalidSettingsException ex) {
+			System.err.println("simple-auth-spring: refusing to start: " + ex.getMessage());
+			System.exit(2);
+			return;
+		}
+		exitZeroOnTermination();
+		SpringApplication app = new SpringApplication(SimpleAuthApplication.class);
+		app.setBannerMode(Banner.Mode.OFF);
+		app.setLogStartupInfo(false);
+		app.setDefaultProperties(settings.springProperties());
+		app.addInitializers(registering(settings));
+		try {
+			app.run(args);
+		}
+		catch (Throwable ex) {
+			System.err.println("simple-auth-spring: failed to start: " + rootCause(ex));
+			System.exit(1);
+		}
+	}
+
+	/** Makes the validated settings and the parsed key available as typed beans. */
+	public static ApplicationContextInitializer<ConfigurableApplicationContext> registering(AuthSettings settings) {
+		return context -> {
+			context.getBeanFactory().registerSingleton("authSettings", settings);
+			context.getBeanFactory().registerSingleton("signingKey", settings.signingKey());
+		};
+	}
+
+	/**
+	 * The JVM exits with 143/130 after SIGTERM/SIGINT even when its shutdown hooks (Spring's graceful
+	 * shutdown, then closing the pool) complete normally; the contract asks for 0. System.exit(0) runs the
+	 * same hooks.
+	 */
+	private static void exitZeroOnTermination() {
+		for (String name : new String[] { "TERM", "INT" }) {
+			try {
+				Signal.handle(new Signal(name), signal -> System.exit(0));
+			}
+			catch (IllegalArgumentException ex) {
+				// Signal not available on this platform or reserved by the JVM: keep the default.
+			}
+		}
+	}
+
+	static String version() {
+		String version = SimpleAuthApplication.class.getPackage().getImplementationVersion();
+		return version != null ? version : "dev";
+	}
+
+	private static String rootCause(Throwable ex) {
+		Throwable root = ex;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		String message = root.getMessage();
+		return message != null ? message : root.getClass().getSimpleName();
+	}
+
+}

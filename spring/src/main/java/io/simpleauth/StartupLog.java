@@ -1,0 +1,35 @@
+package io.simpleauth;
+
+import io.simpleauth.config.AuthSettings;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.boot.SpringBootVersion;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ApplicationListener;
+import org.springframework.stereotype.Component;
+
+/** The service's one start-up line: stack, version, address, pool size, kid, issuer. */
+@Component
+class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
+
+	private static final Logger log = LoggerFactory.getLogger(StartupLog.class);
+
+	private final AuthSettings settings;
+
+	StartupLog(AuthSettings settings) {
+		this.settings = settings;
+	}
+
+	@Override
+	public void onApplicationEvent(ApplicationReadyEvent event) {
+		int port = event.getApplicationContext() instanceof WebServerApplicationContext web
+				? web.getWebServer().getPort() : this.settings.port();
+		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} pool_size={} kid={} issuer={}",
+				SimpleAuthApplication.version(), SpringBootVersion.getVersion(), Runtime.version().feature(),
+				this.settings.host(), port, this.settings.poolSize(), this.settings.signingKey().kid(),
+				this.settings.issuer());
+	}
+
+}

@@ -1,0 +1,47 @@
+package io.simpleauth.config;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The HikariCP pool, sized and timed by the contract's variables. Boot's DataSource auto-configuration
+ * backs off for this bean; its JdbcClient is built on it.
+ */
+@Configuration(proxyBeanMethods = false)
+public class DataSourceConfig {
+
+	/** HikariCP refuses connection timeouts under 250 ms. */
+	static final long HIKARI_MIN_TIMEOUT_MS = 250;
+
+	@Bean(destroyMethod = "close")
+	public HikariDataSource dataSource(AuthSettings settings) {
+		return new HikariDataSource(hikariConfig(settings));
+	}
+
+	static HikariConfig hikariConfig(AuthSettings settings) {
+		DatabaseSettings db = settings.database();
+		long acquireTimeout = Math.max(HIKARI_MIN_TIMEOUT_MS, settings.acquireTimeoutMs());
+		HikariConfig config = new HikariConfig();
+		config.setPoolName("simple-auth");
+		config.setJdbcUrl(db.jdbcUrl());
+		if (db.username() != null) {
+			config.setUsername(db.username());
+		}
+		if (db.password() != null) {
+			config.setPassword(db.password());
+		}
+		// At most DB_POOL_SIZE connections, the same in every stack. Opened on demand like the other stacks'
+		// pools (Hikari's default would open all of them at start); idle ones above one retire after 10 min.
+		config.setMaximumPoolSize(settings.poolSize());
+		config.setMinimumIdle(1);
+		config.setConnectionTimeout(acquireTimeout);
+		config.setValidationTimeout(Math.max(HIKARI_MIN_TIMEOUT_MS, Math.min(acquireTimeout, 1000)));
+		// Start even when the database is down; the pool keeps trying and recovers by itself.
+		config.setInitializationFailTimeout(-1);
+		return config;
+	}
+
+}

@@ -1,0 +1,185 @@
+package io.simpleauth.config;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.StringJoiner;
+
+/**
+ * A libpq connection URL ({@code postgres://user:pass@host:port/db?sslmode=disable}, the form fly.io
+ * sets) translated to what pgjdbc wants: {@code jdbc:postgresql://host:port/db?params} plus user and
+ * password kept out of the URL.
+ */
+public record DatabaseSettings(String jdbcUrl, String username, String password) {
+
+	/** libpq parameter names whose pgjdbc spelling differs; everything else is passed through as is. */
+	private static final Map<String, String> LIBPQ_TO_PGJDBC = Map.of("connect_timeout", "connectTimeout",
+			"application_name", "ApplicationName", "sslrootcert", "sslrootcert", "sslcert", "sslcert", "sslkey",
+			"sslkey");
+
+	public static DatabaseSettings fromUrl(String url) throws InvalidSettingsException {
+		String rest;
+		if (url.startsWith("postgres://")) {
+			rest = url.substring("postgres://".length());
+		}
+		else if (url.startsWith("postgresql://")) {
+			rest = url.substring("postgresql://".length());
+		}
+		else {
+			throw invalid("it must start with postgres:// or postgresql://");
+		}
+		String query = "";
+		int q = rest.indexOf('?');
+		if (q >= 0) {
+			query = rest.substring(q + 1);
+			rest = rest.substring(0, q);
+		}
+		String path = "";
+		int slash = rest.indexOf('/');
+		if (slash >= 0) {
+			path = rest.substring(slash + 1);
+			rest = rest.substring(0, slash);
+		}
+		String user = null;
+		String password = null;
+		int at = rest.lastIndexOf('@');
+		if (at >= 0) {
+			String userInfo = rest.substring(0, at);
+			rest = rest.substring(at + 1);
+			int colon = userInfo.indexOf(':');
+			if (colon >= 0) {
+				user = decode(userInfo.substring(0, colon));
+				password = decode(userInfo.substring(colon + 1));
+			}
+			else {
+				user = decode(userInfo);
+			}
+		}
+		String host;
+		String port = "5432";
+		if (rest.startsWith("[")) {
+			int close = rest.indexOf(']');
+			if (close < 0) {
+				throw invalid("unterminated IPv6 address");
+			}
+			host = rest.substring(0, close + 1);
+			String after = rest.substring(close + 1);
+			if (!after.isEmpty()) {
+				if (!after.startsWith(":")) {
+					throw invalid("unexpected text after the IPv6 address");
+				}
+				port = after.substring(1);
+			}
+		}
+		else {
+			int colon = rest.indexOf(':');
+			host = colon >= 0 ? rest.substring(0, colon) : rest;
+			if (colon >= 0) {
+				port = rest.substring(colon + 1);
+			}
+		}
+		if (host.isEmpty() || !host.matches("[A-Za-z0-9._\\-]+|\\[[0-9A-Fa-f:.%a-z]+\\]")) {
+			throw invalid("missing or invalid host");
+		}
+		int portNumber;
+		try {
+			portNumber = Integer.parseInt(port);
+		}
+		catch (NumberFormatException ex) {
+			throw invalid("invalid port");
+		}
+		if (portNumber < 1 || portNumber > 65535) {
+			throw invalid("invalid port");
+		}
+		String database = decode(path);
+		if (database.isEmpty()) {
+			// libpq's default database name is the user name.
+			database = user != null ? user : "";
+		}
+		if (database.isEmpty() || database.contains("/")) {
+			throw invalid("missing or invalid database name");
+		}
+		Map<String, String> params = new LinkedHashMap<>();
+		if (!query.isEmpty()) {
+			for (String pair : query.split("&")) {
+				if (pair.isEmpty()) {
+					continue;
+				}
+				int eq = pair.indexOf('=');
+				if (eq <= 0) {
+					throw invalid("malformed query parameter");
+				}
+				String name = decode(pair.substring(0, eq));
+				String value = decode(pair.substring(eq + 1));
+				switch (name) {
+					case "user" -> user = value;
+					case "password" -> password = value;
+					case "dbname" -> database = value;
+					default -> params.put(LIBPQ_TO_PGJDBC.getOrDefault(name, name), value);
+				}
+			}
+		}
+		StringBuilder jdbc = new StringBuilder("jdbc:postgresql://").append(host)
+			.append(':')
+			.append(portNumber)
+			.append('/')
+			.append(encode(database));
+		if (!params.isEmpty()) {
+			StringJoiner joiner = new StringJoiner("&", "?", "");
+			params.forEach((k, v) -> joiner.add(encode(k) + "=" + encode(v)));
+			jdbc.append(joiner);
+		}
+		return new DatabaseSettings(jdbc.toString(), user, password);
+	}
+
+	/** Never print the password. */
+	@Override
+	public String toString() {
+		return "DatabaseSettings[jdbcUrl=" + this.jdbcUrl + ", username=" + this.username + "]";
+	}
+
+	private static InvalidSettingsException invalid(String why) {
+		return new InvalidSettingsException("DATABASE_URL is malformed: " + why);
+	}
+
+	private static String decode(String s) throws InvalidSettingsException {
+		if (s.indexOf('%') < 0) {
+			return s;
+		}
+		byte[] raw = s.getBytes(StandardCharsets.UTF_8);
+		ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length);
+		for (int i = 0; i < raw.length; i++) {
+			if (raw[i] == '%') {
+				int hi = i + 1 < raw.length ? Character.digit(raw[i + 1], 16) : -1;
+				int lo = i + 2 < raw.length ? Character.digit(raw[i + 2], 16) : -1;
+				if (hi < 0 || lo < 0) {
+					throw invalid("bad percent-encoding");
+				}
+				out.write(hi * 16 + lo);
+				i += 2;
+			}
+			else {
+				out.write(raw[i]);
+			}
+		}
+		try {
+			return StandardCharsets.UTF_8.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(out.toByteArray()))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			throw invalid("bad percent-encoding");
+		}
+	}
+
+	private static String encode(String s) {
+		return java.net.URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+	}
+
+}

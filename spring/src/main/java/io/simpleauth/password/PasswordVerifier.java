@@ -1,0 +1,148 @@
+package io.simpleauth.password;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.util.Base64;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+import org.bouncycastle.crypto.generators.Argon2BytesGenerator;
+import org.bouncycastle.crypto.params.Argon2Parameters;
+
+import org.springframework.stereotype.Component;
+
+/**
+ * Checks a password against the PHC-style string in {@code users.password_hash}. The prefix picks the
+ * scheme: {@code $argon2id$} (parameters read from the string) or the legacy {@code $hmac-sha256$}.
+ * Anything else, or a malformed string, is {@link Outcome#MALFORMED}: the login fails, it never throws.
+ * Stateless and thread-safe: {@link Mac} and the argon2 generator are created per call.
+ */
+@Component
+public class PasswordVerifier {
+
+	public enum Outcome {
+
+		MATCH, MISMATCH, MALFORMED
+
+	}
+
+	/**
+	 * Verified for an unknown user so that the answer costs what a wrong argon2id password costs. Made with
+	 * the defaults for new users (m=19456, t=2, p=1) from a password nobody is asked for.
+	 */
+	static final String DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$llZU1m3Fzgp67ZAasfJmbA$J3nlExNT1ugbXYwJH23Rgcx/EphIA2I1yrTQMMXZJqs";
+
+	// Bounds on parameters read from stored data, so that one bad row cannot exhaust memory or CPU.
+	private static final int MAX_MEMORY_KIB = 1 << 20;
+
+	private static final int MAX_ITERATIONS = 64;
+
+	private static final int MAX_LANES = 64;
+
+	public Outcome verify(String password, String storedHash) {
+		if (storedHash == null) {
+			return Outcome.MALFORMED;
+		}
+		byte[] secret = password.getBytes(StandardCharsets.UTF_8);
+		if (storedHash.startsWith("$argon2id$")) {
+			return verifyArgon2id(secret, storedHash);
+		}
+		if (storedHash.startsWith("$hmac-sha256$")) {
+			return verifyHmacSha256(secret, storedHash);
+		}
+		return Outcome.MALFORMED;
+	}
+
+	/** Burns one argon2id verification for an unknown user; the result is irrelevant. */
+	public void verifyDummy(String password) {
+		verify(password, DUMMY_HASH);
+	}
+
+	/** {@code $argon2id$v=19$m=<KiB>,t=<iterations>,p=<lanes>$<salt>$<hash>}, unpadded standard Base64. */
+	private Outcome verifyArgon2id(byte[] secret, String stored) {
+		String[] parts = stored.split("\\$", -1);
+		if (parts.length != 6 || !parts[0].isEmpty() || !"v=19".equals(parts[2])) {
+			return Outcome.MALFORMED;
+		}
+		String[] params = parts[3].split(",", -1);
+		if (params.length != 3) {
+			return Outcome.MALFORMED;
+		}
+		int memory = parameter(params[0], "m=");
+		int iterations = parameter(params[1], "t=");
+		int lanes = parameter(params[2], "p=");
+		if (memory < 1 || iterations < 1 || lanes < 1 || memory > MAX_MEMORY_KIB || iterations > MAX_ITERATIONS
+				|| lanes > MAX_LANES || memory < 8 * lanes) {
+			return Outcome.MALFORMED;
+		}
+		byte[] salt = base64(parts[4], false);
+		byte[] expected = base64(parts[5], false);
+		if (salt == null || expected == null || salt.length < 8 || expected.length < 4) {
+			return Outcome.MALFORMED;
+		}
+		Argon2Parameters parameters = new Argon2Parameters.Builder(Argon2Parameters.ARGON2_id)
+			.withVersion(Argon2Parameters.ARGON2_VERSION_13)
+			.withMemoryAsKB(memory)
+			.withIterations(iterations)
+			.withParallelism(lanes)
+			.withSalt(salt)
+			.build();
+		Argon2BytesGenerator generator = new Argon2BytesGenerator();
+		generator.init(parameters);
+		byte[] actual = new byte[expected.length];
+		generator.generateBytes(secret, actual);
+		return MessageDigest.isEqual(actual, expected) ? Outcome.MATCH : Outcome.MISMATCH;
+	}
+
+	/** {@code $hmac-sha256$<salt>$<hash>}: hash = HMAC-SHA256(key = salt bytes, message = UTF-8 password). */
+	private Outcome verifyHmacSha256(byte[] secret, String stored) {
+		String[] parts = stored.split("\\$", -1);
+		if (parts.length != 4 || !parts[0].isEmpty()) {
+			return Outcome.MALFORMED;
+		}
+		byte[] salt = base64(parts[2], true);
+		byte[] expected = base64(parts[3], true);
+		if (salt == null || expected == null || salt.length == 0 || expected.length != 32) {
+			return Outcome.MALFORMED;
+		}
+		try {
+			Mac mac = Mac.getInstance("HmacSHA256");
+			mac.init(new SecretKeySpec(salt, "HmacSHA256"));
+			byte[] actual = mac.doFinal(secret);
+			return MessageDigest.isEqual(actual, expected) ? Outcome.MATCH : Outcome.MISMATCH;
+		}
+		catch (GeneralSecurityException ex) {
+			throw new IllegalStateException("HmacSHA256 unavailable", ex);
+		}
+	}
+
+	private static int parameter(String field, String prefix) {
+		if (!field.startsWith(prefix)) {
+			return -1;
+		}
+		String digits = field.substring(prefix.length());
+		if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+			return -1;
+		}
+		return Integer.parseInt(digits);
+	}
+
+	/** Standard alphabet; {@code padded} says whether '=' padding is expected (legacy) or absent (PHC). */
+	private static byte[] base64(String text, boolean padded) {
+		if (text.isEmpty() || (!padded && text.indexOf('=') >= 0)) {
+			return null;
+		}
+		if (padded && text.length() % 4 != 0) {
+			return null;
+		}
+		try {
+			return Base64.getDecoder().decode(text);
+		}
+		catch (IllegalArgumentException ex) {
+			return null;
+		}
+	}
+
+}

@@ -1,0 +1,17 @@
+package io.simpleauth.token;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+
+/** The 200 body of POST /token: exactly these four members. */
+@JsonPropertyOrder({ "access_token", "id_token", "token_type", "expires_in" })
+public record TokenResponse(@JsonProperty("access_token") String accessToken, @JsonProperty("id_token") String idToken,
+		@JsonProperty("token_type") String tokenType, @JsonProperty("expires_in") long expiresIn) {
+
+	/** Never print tokens. */
+	@Override
+	public String toString() {
+		return "TokenResponse[expires_in=" + this.expiresIn + "]";
+	}
+
+}

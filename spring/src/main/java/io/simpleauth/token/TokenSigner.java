@@ -1,0 +1,87 @@
+package io.simpleauth.token;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.UUID;
+
+import io.simpleauth.config.AuthSettings;
+import io.simpleauth.user.User;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.security.oauth2.jose.jws.SignatureAlgorithm;
+import org.springframework.security.oauth2.jwt.JwsHeader;
+import org.springframework.security.oauth2.jwt.JwtClaimsSet;
+import org.springframework.security.oauth2.jwt.JwtEncoder;
+import org.springframework.security.oauth2.jwt.JwtEncoderParameters;
+import org.springframework.stereotype.Component;
+
+/**
+ * Builds the claims of the access and ID tokens; the JwtEncoder signs. Header {alg, typ, kid} only;
+ * {@code aud} a plain string; both tokens share iat, exp and sid.
+ */
+@Component
+public class TokenSigner {
+
+	private final JwtEncoder encoder;
+
+	private final JwsHeader header;
+
+	private final String issuer;
+
+	private final String audience;
+
+	private final long ttlSeconds;
+
+	private final Clock clock;
+
+	@Autowired
+	public TokenSigner(JwtEncoder encoder, SigningKey signingKey, AuthSettings settings) {
+		this(encoder, signingKey, settings, Clock.systemUTC());
+	}
+
+	TokenSigner(JwtEncoder encoder, SigningKey signingKey, AuthSettings settings, Clock clock) {
+		this.encoder = encoder;
+		this.header = JwsHeader.with(SignatureAlgorithm.RS256).type("JWT").keyId(signingKey.kid()).build();
+		this.issuer = settings.issuer();
+		this.audience = settings.audience();
+		this.ttlSeconds = settings.tokenTtlSeconds();
+		this.clock = clock;
+	}
+
+	public TokenResponse issue(User user) {
+		Instant issuedAt = this.clock.instant().truncatedTo(ChronoUnit.SECONDS);
+		Instant expiresAt = issuedAt.plusSeconds(this.ttlSeconds);
+		String sid = UUID.randomUUID().toString();
+		String subject = user.id().toString();
+
+		JwtClaimsSet access = common(subject, issuedAt, expiresAt, sid).build();
+		String accessToken = sign(access);
+
+		JwtClaimsSet id = common(subject, issuedAt, expiresAt, sid).claim("name", user.name())
+			.claim("preferred_username", user.username())
+			.claim("email", user.email())
+			.claim("at_hash", AtHash.of(accessToken))
+			.build();
+		String idToken = sign(id);
+
+		return new TokenResponse(accessToken, idToken, "Bearer", this.ttlSeconds);
+	}
+
+	private JwtClaimsSet.Builder common(String subject, Instant issuedAt, Instant expiresAt, String sid) {
+		return JwtClaimsSet.builder()
+			.issuer(this.issuer)
+			// A single audience: the encoder writes a one-element audience as a plain string.
+			.claim("aud", this.audience)
+			.subject(subject)
+			.issuedAt(issuedAt)
+			.expiresAt(expiresAt)
+			.claim("sid", sid)
+			.id(UUID.randomUUID().toString());
+	}
+
+	private String sign(JwtClaimsSet claims) {
+		return this.encoder.encode(JwtEncoderParameters.from(this.header, claims)).getTokenValue();
+	}
+
+}

@@ -1,0 +1,120 @@
+package io.simpleauth.web;
+
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.web.HttpMediaTypeNotAcceptableException;
+import org.springframework.web.HttpMediaTypeNotSupportedException;
+import org.springframework.web.HttpRequestMethodNotSupportedException;
+import org.springframework.web.bind.ServletRequestBindingException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.async.AsyncRequestNotUsableException;
+import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
+import org.springframework.web.multipart.MaxUploadSizeExceededException;
+import org.springframework.web.servlet.NoHandlerFoundException;
+import org.springframework.web.servlet.resource.NoResourceFoundException;
+
+/**
+ * The one place that maps failures to the contract's error rows, Spring MVC's own 404/405/415/400
+ * included, so that nothing is ever answered in Spring's default format or with a stack trace.
+ */
+@RestControllerAdvice
+public class ApiExceptionHandler {
+
+	private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+
+	/** While the database is down every request fails the same way: one warning per interval, not per request. */
+	private static final long UNAVAILABLE_LOG_INTERVAL_NANOS = 10_000_000_000L;
+
+	private final AtomicLong lastUnavailableLog = new AtomicLong(System.nanoTime() - UNAVAILABLE_LOG_INTERVAL_NANOS);
+
+	@ExceptionHandler(OAuthException.class)
+	public ResponseEntity<ErrorBody> oauth(OAuthException ex) {
+		return ErrorResponses.of(ex.status(), new ErrorBody(ex.error(), ex.description()));
+	}
+
+	@ExceptionHandler(HttpRequestMethodNotSupportedException.class)
+	public ResponseEntity<ErrorBody> methodNotAllowed(HttpRequestMethodNotSupportedException ex,
+			HttpServletRequest request) {
+		Set<HttpMethod> supported = ex.getSupportedHttpMethods();
+		// Spring adds HEAD/OPTIONS implicitly; the contract names the one method each route is for.
+		String allow = supported == null ? "" : supported.stream()
+			.filter(m -> !HttpMethod.HEAD.equals(m) && !HttpMethod.OPTIONS.equals(m))
+			.map(HttpMethod::name)
+			.sorted()
+			.collect(Collectors.joining(", "));
+		return ErrorResponses.methodNotAllowed(allow.isEmpty() ? ErrorResponses.allowFor(request.getRequestURI()) : allow);
+	}
+
+	@ExceptionHandler(HttpMediaTypeNotSupportedException.class)
+	public ResponseEntity<ErrorBody> unsupportedMediaType() {
+		return oauth(OAuthException.unsupportedMediaType());
+	}
+
+	@ExceptionHandler(HttpMediaTypeNotAcceptableException.class)
+	public ResponseEntity<ErrorBody> notAcceptable() {
+		return ErrorResponses.of(HttpStatus.NOT_ACCEPTABLE,
+				new ErrorBody("invalid_request", "only application/json responses are available"));
+	}
+
+	@ExceptionHandler({ NoHandlerFoundException.class, NoResourceFoundException.class })
+	public ResponseEntity<ErrorBody> notFound() {
+		return ErrorResponses.notFound();
+	}
+
+	@ExceptionHandler({ HttpMessageNotReadableException.class, ServletRequestBindingException.class,
+			MethodArgumentTypeMismatchException.class })
+	public ResponseEntity<ErrorBody> badRequest() {
+		return oauth(OAuthException.invalidRequest("malformed request"));
+	}
+
+	@ExceptionHandler(MaxUploadSizeExceededException.class)
+	public ResponseEntity<ErrorBody> tooLarge() {
+		return oauth(OAuthException.payloadTooLarge(TokenController.MAX_BODY_BYTES));
+	}
+
+	@ExceptionHandler(DataAccessException.class)
+	public ResponseEntity<ErrorBody> database(DataAccessException ex) {
+		if (ErrorResponses.isDatabaseUnavailable(ex)) {
+			long now = System.nanoTime();
+			long last = this.lastUnavailableLog.get();
+			if (now - last >= UNAVAILABLE_LOG_INTERVAL_NANOS && this.lastUnavailableLog.compareAndSet(last, now)) {
+				log.warn("database unavailable, answering 503: {}", rootCause(ex));
+			}
+			return ErrorResponses.temporarilyUnavailable();
+		}
+		log.error("database error", ex);
+		return ErrorResponses.serverError();
+	}
+
+	/** The client went away mid-response: nothing to answer. */
+	@ExceptionHandler(AsyncRequestNotUsableException.class)
+	public void clientGone() {
+	}
+
+	@ExceptionHandler(Exception.class)
+	public ResponseEntity<ErrorBody> unexpected(Exception ex) {
+		log.error("unexpected error", ex);
+		return ErrorResponses.serverError();
+	}
+
+	private static String rootCause(Throwable ex) {
+		Throwable root = ex;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		return root.getClass().getSimpleName() + ": " + root.getMessage();
+	}
+
+}

@@ -1,0 +1,87 @@
+package io.simpleauth.web;
+
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLTransientConnectionException;
+
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.dao.TransientDataAccessResourceException;
+import org.springframework.http.CacheControl;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+
+/** Builds every error response: JSON, {@code Cache-Control: no-store}, whatever the client's Accept says. */
+final class ErrorResponses {
+
+	private ErrorResponses() {
+	}
+
+	static ResponseEntity<ErrorBody> of(HttpStatus status, ErrorBody body) {
+		return of(status, body, HttpHeaders.EMPTY);
+	}
+
+	static ResponseEntity<ErrorBody> of(HttpStatus status, ErrorBody body, HttpHeaders extra) {
+		// A preset Content-Type skips content negotiation: an odd Accept header never turns this into a 406.
+		return ResponseEntity.status(status)
+			.contentType(MediaType.APPLICATION_JSON)
+			.cacheControl(CacheControl.noStore())
+			.headers(extra)
+			.body(body);
+	}
+
+	static ResponseEntity<ErrorBody> notFound() {
+		return of(HttpStatus.NOT_FOUND, ErrorBody.NOT_FOUND);
+	}
+
+	static ResponseEntity<ErrorBody> methodNotAllowed(String allow) {
+		HttpHeaders headers = new HttpHeaders();
+		headers.set(HttpHeaders.ALLOW, allow);
+		return of(HttpStatus.METHOD_NOT_ALLOWED, new ErrorBody("invalid_request", "method not allowed; use " + allow),
+				headers);
+	}
+
+	static ResponseEntity<ErrorBody> temporarilyUnavailable() {
+		HttpHeaders headers = new HttpHeaders();
+		headers.set(HttpHeaders.RETRY_AFTER, "1");
+		return of(HttpStatus.SERVICE_UNAVAILABLE,
+				new ErrorBody("temporarily_unavailable", "the user database is unavailable; retry later"), headers);
+	}
+
+	static ResponseEntity<ErrorBody> serverError() {
+		return of(HttpStatus.INTERNAL_SERVER_ERROR, new ErrorBody("server_error", "unexpected error"));
+	}
+
+	/** The methods each route answers, for Allow when no handler says so. */
+	static String allowFor(String path) {
+		return "/token".equals(path) ? "POST" : "GET";
+	}
+
+	/**
+	 * Whether a failure means "the database cannot be reached right now": no pooled connection in time,
+	 * a refused or broken connection, or a server shutting down. Those answer 503; other data errors 500.
+	 */
+	static boolean isDatabaseUnavailable(Throwable failure) {
+		for (Throwable t = failure; t != null; t = t.getCause()) {
+			if (t instanceof DataAccessResourceFailureException || t instanceof TransientDataAccessResourceException
+					|| t instanceof QueryTimeoutException || t instanceof SQLTransientConnectionException
+					|| t instanceof SQLNonTransientConnectionException || t instanceof java.net.ConnectException) {
+				return true;
+			}
+			if (t instanceof SQLException sql && sql.getSQLState() != null) {
+				String state = sql.getSQLState();
+				// 08: connection exception; 53: insufficient resources; 57P: operator intervention (shutdown).
+				if (state.startsWith("08") || state.startsWith("53") || state.startsWith("57P")) {
+					return true;
+				}
+			}
+			if (t.getCause() == t) {
+				break;
+			}
+		}
+		return false;
+	}
+
+}
