@@ -140,6 +140,11 @@ pub fn parse_database_url(url: &str) -> Result<tokio_postgres::Config, ConfigErr
     if config.get_hosts().is_empty() {
         return Err(ConfigError::DatabaseUrl("no host".to_owned()));
     }
+    // This build connects without TLS (as fly.io's private network expects:
+    // sslmode=disable); a URL that requires TLS would fail on every request.
+    if matches!(config.get_ssl_mode(), tokio_postgres::config::SslMode::Require) {
+        return Err(ConfigError::DatabaseUrl("sslmode=require is not supported by this build (use sslmode=disable or prefer)".to_owned()));
+    }
     Ok(config)
 }
 
@@ -192,6 +197,8 @@ mod tests {
             "not a url",
             "mysql://auth:auth@127.0.0.1:3306/auth",
             "postgres://auth:secretpw@127.0.0.1:notaport/auth",
+            "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=require",
+            "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=bogus",
         ] {
             let err = config(&[("JWT_PRIVATE_KEY", "pem"), ("DATABASE_URL", url)]).err().expect(url);
             let text = err.to_string();

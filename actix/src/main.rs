@@ -115,7 +115,10 @@ fn init_logging(level: Level) {
         .with_default(level)
         .with_target("actix_server", framework)
         .with_target("actix_http", framework)
-        .with_target("actix_web", framework);
+        .with_target("actix_web", framework)
+        // deadpool-postgres warns once per dropped connection; the repository
+        // already logs an outage once, with its cause.
+        .with_target("deadpool.postgres", if level >= Level::DEBUG { level } else { Level::ERROR });
     let _ = tracing_subscriber::registry()
         .with(tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()).with_target(false))
         .with(filter)

@@ -5,10 +5,11 @@
 //! Comparisons are constant-time. A stored string that fits neither scheme
 //! is a data error: the login fails with `invalid_grant`, never a 500.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
-use argon2::password_hash::{self, PasswordHash, PasswordVerifier as _};
-use argon2::Argon2;
+use argon2::password_hash::{self, PasswordHash};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
@@ -66,15 +67,64 @@ fn verify_argon2id(password: &[u8], stored: &str) -> Outcome {
     if names.len() != 3 || !["m", "t", "p"].iter().all(|n| names.contains(n)) {
         return Outcome::Unusable("argon2id hash without exactly m, t and p");
     }
-    if hash.salt.is_none() || hash.hash.is_none() {
+    let (Some(salt), Some(expected)) = (&hash.salt, &hash.hash) else {
         return Outcome::Unusable("argon2id hash without salt or output");
+    };
+    // m, t, p and the output length come from the string itself.
+    let Ok(params) = Params::try_from(&hash) else {
+        return Outcome::Unusable("argon2id hash with invalid parameters");
+    };
+    if params.m_cost() > MAX_M_COST_KIB {
+        return Outcome::Unusable("argon2id hash with a memory cost over 256 MiB");
     }
-    // Params come from the string itself; Output's equality is constant-time.
-    match Argon2::default().verify_password(password, &hash) {
-        Ok(()) => Outcome::Match,
-        Err(password_hash::Error::Password) => Outcome::Mismatch,
-        Err(_) => Outcome::Unusable("argon2id hash with unusable parameters"),
+    let mut salt_buf = [0u8; 64];
+    let Ok(salt) = salt.decode_b64(&mut salt_buf) else {
+        return Outcome::Unusable("argon2id hash with an invalid salt");
+    };
+    let block_count = params.block_count();
+    let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
+    let mut computed = [0u8; password_hash::Output::MAX_LENGTH];
+    let computed = &mut computed[..expected.len()];
+    let filled = with_blocks(block_count, |blocks| argon2.hash_password_into_with_memory(password, salt, computed, blocks));
+    if filled.is_err() {
+        return Outcome::Unusable("argon2id hash with unusable parameters");
     }
+    // Output's equality is constant-time.
+    match password_hash::Output::new(computed) {
+        Ok(computed) if computed == *expected => Outcome::Match,
+        Ok(_) => Outcome::Mismatch,
+        Err(_) => Outcome::Unusable("argon2id hash with an unusable output length"),
+    }
+}
+
+/// A stored hash asking for more memory than this is treated as unusable
+/// rather than allowed to take the process's memory.
+const MAX_M_COST_KIB: u32 = 256 * 1024;
+/// Working memory kept by a thread between verifications: enough for the
+/// default parameters (19 MiB); anything larger is freed after use.
+const RETAINED_BLOCKS: usize = 32 * 1024;
+
+thread_local! {
+    /// argon2's working memory, reused by each blocking thread: allocating
+    /// 19 MiB per verification left glibc's arenas holding several times
+    /// that in RSS under load, and costs page faults besides.
+    static BLOCKS: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+}
+
+fn with_blocks<R>(count: usize, work: impl FnOnce(&mut [Block]) -> R) -> R {
+    BLOCKS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut blocks) => {
+            if blocks.len() < count {
+                blocks.resize(count, Block::default());
+            }
+            let result = work(&mut blocks[..count]);
+            if blocks.len() > RETAINED_BLOCKS {
+                *blocks = Vec::new();
+            }
+            result
+        }
+        Err(_) => work(&mut vec![Block::default(); count]),
+    })
 }
 
 fn verify_legacy(password: &[u8], rest: &str) -> Outcome {
@@ -204,3 +254,4 @@ mod tests {
         verifier.verify_unknown_user("whatever".into()).await.expect("ran");
     }
 }
+
