@@ -5,6 +5,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.simpleauth.config.CpuBoundExecutor;
 import io.simpleauth.password.PasswordVerifier;
 import io.simpleauth.user.User;
 import io.simpleauth.user.UserRepository;
@@ -31,21 +32,30 @@ public class TokenService {
 
 	private final TokenSigner signer;
 
-	public TokenService(UserRepository users, PasswordVerifier passwords, TokenSigner signer) {
+	private final CpuBoundExecutor cpu;
+
+	public TokenService(UserRepository users, PasswordVerifier passwords, TokenSigner signer, CpuBoundExecutor cpu) {
 		this.users = users;
 		this.passwords = passwords;
 		this.signer = signer;
+		this.cpu = cpu;
 	}
 
 	public TokenResponse passwordGrant(TokenRequest request) {
+		// The lookup runs on the request's virtual thread; the connection is back in the pool before the
+		// password check and the signatures run on the CPU pool.
 		Optional<User> found = this.users.findByEmail(request.username());
+		return this.cpu.call(() -> verifyAndSign(found, request.password()));
+	}
+
+	private TokenResponse verifyAndSign(Optional<User> found, String password) {
 		if (found.isEmpty()) {
 			// Same cost as a wrong argon2id password: no user enumeration by timing.
-			this.passwords.verifyDummy(request.password());
+			this.passwords.verifyDummy(password);
 			throw OAuthException.invalidGrant();
 		}
 		User user = found.get();
-		switch (this.passwords.verify(request.password(), user.passwordHash())) {
+		switch (this.passwords.verify(password, user.passwordHash())) {
 			case MATCH -> {
 				return this.signer.issue(user);
 			}

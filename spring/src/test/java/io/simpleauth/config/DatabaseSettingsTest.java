@@ -1,0 +1,64 @@
+package io.simpleauth.config;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class DatabaseSettingsTest {
+
+	@Test
+	void theContractDefault() throws Exception {
+		DatabaseSettings db = DatabaseSettings.fromUrl(AuthSettings.DEFAULT_DATABASE_URL);
+		assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://127.0.0.1:5432/auth");
+		assertThat(db.username()).isEqualTo("auth");
+		assertThat(db.password()).isEqualTo("auth");
+	}
+
+	@Test
+	void flyIoFormKeepsItsParameters() throws Exception {
+		DatabaseSettings db = DatabaseSettings
+			.fromUrl("postgres://app_user:s3cr%40t%2Fx@top2.nearest.of.my-db.internal:5433/my_app?sslmode=disable");
+		assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://top2.nearest.of.my-db.internal:5433/my_app?sslmode=disable");
+		assertThat(db.username()).isEqualTo("app_user");
+		assertThat(db.password()).isEqualTo("s3cr@t/x");
+		assertThat(db.toString()).doesNotContain("s3cr");
+	}
+
+	@Test
+	void postgresqlSchemeDefaultPortIpv6AndLibpqParameterNames() throws Exception {
+		DatabaseSettings db = DatabaseSettings.fromUrl("postgresql://u@[::1]/d?connect_timeout=5&application_name=x");
+		assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://[::1]:5432/d?connectTimeout=5&ApplicationName=x");
+		assertThat(db.username()).isEqualTo("u");
+		assertThat(db.password()).isNull();
+	}
+
+	@Test
+	void theDatabaseDefaultsToTheUserName() throws Exception {
+		assertThat(DatabaseSettings.fromUrl("postgres://auth:pw@localhost").jdbcUrl())
+			.isEqualTo("jdbc:postgresql://localhost:5432/auth");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "", "not a url", "mysql://u:p@host/db", "postgres://", "postgres://u:p@/db",
+			"postgres://u:p@host:notaport/db", "postgres://u:p@host:99999/db", "postgres://u:p%zz@host/db",
+			"postgres://u:p@[::1/db", "postgres://u:p@host/db?sslmode" })
+	void malformedUrlsAreRefusedWithTheVariableNamed(String url) {
+		assertThatThrownBy(() -> DatabaseSettings.fromUrl(url)).isInstanceOf(InvalidSettingsException.class)
+			.hasMessageStartingWith("DATABASE_URL is malformed");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "PORT=abc", "PORT=70000", "DB_POOL_SIZE=0", "DB_ACQUIRE_TIMEOUT_MS=x",
+			"TOKEN_TTL_SECONDS=-1", "LOG_LEVEL=loud" })
+	void badNumbersAndLevelsAreRefused(String assignment) {
+		String[] kv = assignment.split("=", 2);
+		assertThatThrownBy(() -> AuthSettings
+			.fromEnvironment(java.util.Map.of(kv[0], kv[1], "JWT_PRIVATE_KEY_FILE", "../spec/keys/dev-rsa-2048.pem")))
+			.isInstanceOf(InvalidSettingsException.class)
+			.hasMessageContaining(kv[0]);
+	}
+
+}

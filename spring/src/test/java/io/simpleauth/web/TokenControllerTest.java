@@ -1,0 +1,296 @@
+package io.simpleauth.web;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+import io.simpleauth.Vectors;
+import io.simpleauth.config.AuthSettings;
+import io.simpleauth.config.CpuBoundExecutor;
+import io.simpleauth.password.PasswordVerifier;
+import io.simpleauth.token.SigningConfig;
+import io.simpleauth.token.SigningKey;
+import io.simpleauth.token.TokenService;
+import io.simpleauth.token.TokenSigner;
+import io.simpleauth.user.DatabaseHealth;
+import io.simpleauth.user.User;
+import io.simpleauth.user.UserRepository;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.MediaType;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.test.context.bean.override.mockito.MockitoBean;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.MvcResult;
+import org.springframework.test.web.servlet.ResultActions;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.ArgumentMatchers.anyString;
+import static org.mockito.BDDMockito.given;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.delete;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.put;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
+@WebMvcTest
+@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningConfig.class, CpuBoundExecutor.class })
+class TokenControllerTest {
+
+	static final String INVALID_GRANT = "{\"error\":\"invalid_grant\",\"error_description\":\"invalid username or password\"}";
+
+	static final User JOHN = new User(UUID.fromString("953b48eb-02ef-f93e-f582-e9b9ce4685b5"), "johndoe", "John Doe",
+			"john@example.com", "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=");
+
+	static final User BROKEN = new User(UUID.randomUUID(), "broken", "Broken Hash", "broken@example.com",
+			"$bcrypt$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy");
+
+	@TestConfiguration
+	static class Settings {
+
+		@Bean
+		AuthSettings authSettings() {
+			return Vectors.settings(Map.of());
+		}
+
+		@Bean
+		SigningKey signingKey(AuthSettings settings) {
+			return settings.signingKey();
+		}
+
+	}
+
+	@Autowired
+	MockMvc mvc;
+
+	@MockitoBean
+	UserRepository users;
+
+	@MockitoBean
+	DatabaseHealth databaseHealth;
+
+	@BeforeEach
+	void seed() {
+		given(this.users.findByEmail(anyString())).willReturn(Optional.empty());
+		given(this.users.findByEmail("john@example.com")).willReturn(Optional.of(JOHN));
+		given(this.users.findByEmail("broken@example.com")).willReturn(Optional.of(BROKEN));
+	}
+
+	// ------------------------------------------------------------------ success
+
+	@Test
+	void jsonLogin() throws Exception {
+		MvcResult result = this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("Content-Type", "application/json"))
+			.andExpect(header().string("Cache-Control", "no-store"))
+			.andExpect(header().string("Pragma", "no-cache"))
+			.andReturn();
+		JsonNode body = JsonMapper.shared().readTree(result.getResponse().getContentAsString());
+		assertThat(body.propertyNames()).containsExactly("access_token", "id_token", "token_type", "expires_in");
+		assertThat(body.get("token_type").stringValue()).isEqualTo("Bearer");
+		assertThat(body.get("expires_in").asInt()).isEqualTo(600);
+	}
+
+	@Test
+	void formLoginWithCharsetAndExtraParameters() throws Exception {
+		this.mvc
+			.perform(post("/token").contentType("application/x-www-form-urlencoded; charset=UTF-8")
+				.content("grant_type=password&username=john%40example.com&password=TopSecret0%21&scope=openid&client_id=x"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("Cache-Control", "no-store"));
+	}
+
+	@Test
+	void aBodyOfExactly8192BytesIsAccepted() throws Exception {
+		String base = "{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}";
+		String body = base.substring(0, base.length() - 1) + " ".repeat(8192 - base.length()) + "}";
+		assertThat(body.getBytes(StandardCharsets.UTF_8)).hasSize(8192);
+		this.mvc.perform(json(body)).andExpect(status().isOk());
+	}
+
+	// ------------------------------------------------------------------ invalid_grant
+
+	@ParameterizedTest
+	@ValueSource(strings = { "{\"username\":\"nobody@example.com\",\"password\":\"TopSecret0!\"}",
+			"{\"username\":\"john@example.com\",\"password\":\"wrong\"}",
+			"{\"username\":\"broken@example.com\",\"password\":\"TopSecret0!\"}" })
+	void unknownUserWrongPasswordAndUnusableHashAnswerTheSameBytes(String body) throws Exception {
+		expectError(this.mvc.perform(json(body)), 400).andExpect(content().bytes(INVALID_GRANT.getBytes()));
+	}
+
+	// ------------------------------------------------------------------ 400
+
+	@ParameterizedTest
+	@ValueSource(strings = { "", "not json", "[]", "\"str\"", "null", "{\"username\":\"john@example.com\"}",
+			"{\"password\":\"x\"}", "{\"username\":1,\"password\":\"x\"}", "{\"username\":\"a\",\"password\":null}",
+			"{\"username\":\"\",\"password\":\"x\"}", "{\"username\":\"a\",\"password\":{}}",
+			"{\"username\":\"a\",\"password\":\"x\",\"grant_type\":5}", "{\"username\":\"a\",\"password\":\"x\"} trailing",
+			"{\"username\":\"a\",\"username\":\"b\",\"password\":\"x\"}" })
+	void malformedJsonIsInvalidRequest(String body) throws Exception {
+		expectError(this.mvc.perform(json(body)), 400).andExpect(errorCode("invalid_request"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "client_credentials", "", "PASSWORD" })
+	void otherGrantTypesAreUnsupported(String grantType) throws Exception {
+		expectError(this.mvc.perform(json("{\"grant_type\":\"" + grantType + "\",\"username\":\"a\",\"password\":\"b\"}")),
+				400)
+			.andExpect(errorCode("unsupported_grant_type"));
+		expectError(this.mvc.perform(form("grant_type=" + grantType + "&username=a&password=b")), 400)
+			.andExpect(errorCode(grantType.isEmpty() ? "invalid_request" : "unsupported_grant_type"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "username=a&password=b", "grant_type=password&password=b", "grant_type=password&username=a",
+			"grant_type=password&username=&password=b", "grant_type=password&username=a&password=b&username=c",
+			"grant_type=password&grant_type=password&username=a&password=b", "grant_type=password&username=%zz&password=b",
+			"grant_type=password&username=%C3%28&password=b" })
+	void malformedFormsAreInvalidRequest(String body) throws Exception {
+		expectError(this.mvc.perform(form(body)), 400).andExpect(errorCode("invalid_request"));
+	}
+
+	@Test
+	void invalidUtf8IsInvalidRequest() throws Exception {
+		byte[] body = "{\"username\":\"a\u00ff\",\"password\":\"x\"}".getBytes(StandardCharsets.ISO_8859_1);
+		expectError(this.mvc.perform(post("/token").contentType(MediaType.APPLICATION_JSON).content(body)), 400)
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	@Test
+	void limitsAreCountedInCodePointsAndBytes() throws Exception {
+		String username254 = "😀".repeat(242) + "@example.com";
+		this.mvc.perform(json("{\"username\":\"" + username254 + "\",\"password\":\"x\"}"))
+			.andExpect(errorCode("invalid_grant"));
+		this.mvc.perform(json("{\"username\":\"x" + username254 + "\",\"password\":\"x\"}"))
+			.andExpect(errorCode("invalid_request"));
+		this.mvc.perform(json("{\"username\":\"a\",\"password\":\"" + "é".repeat(512) + "\"}"))
+			.andExpect(errorCode("invalid_grant"));
+		this.mvc.perform(json("{\"username\":\"a\",\"password\":\"" + "é".repeat(512) + "x\"}"))
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	// ------------------------------------------------------------------ 413, 415
+
+	@Test
+	void aBodyOver8KiBIsTooLarge() throws Exception {
+		String body = "{\"username\":\"john@example.com\",\"password\":\"" + "x".repeat(8200) + "\"}";
+		expectError(this.mvc.perform(json(body)), 413).andExpect(errorCode("invalid_request"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "text/plain", "application/xml", "application/jsonx", "multipart/form-data; boundary=x" })
+	void otherContentTypesAreUnsupported(String contentType) throws Exception {
+		expectError(this.mvc.perform(post("/token").contentType(contentType).content("{}")), 415)
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	@Test
+	void aMissingContentTypeIsUnsupported() throws Exception {
+		expectError(this.mvc.perform(post("/token").content("{}")), 415).andExpect(errorCode("invalid_request"));
+	}
+
+	// ------------------------------------------------------------------ 405, 404
+
+	@Test
+	void otherMethodsOnTokenAre405WithAllowPost() throws Exception {
+		expectError(this.mvc.perform(get("/token")), 405).andExpect(header().string("Allow", "POST"))
+			.andExpect(errorCode("invalid_request"));
+		expectError(this.mvc.perform(put("/token")), 405).andExpect(header().string("Allow", "POST"));
+	}
+
+	@Test
+	void otherMethodsOnHealthAndJwksAre405WithAllowGet() throws Exception {
+		expectError(this.mvc.perform(post("/health")), 405).andExpect(header().string("Allow", "GET"));
+		expectError(this.mvc.perform(delete("/.well-known/jwks.json")), 405).andExpect(header().string("Allow", "GET"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "/", "/nope", "/token/", "/health/", "/.well-known/openid-configuration" })
+	void unknownPathsAre404NotFound(String path) throws Exception {
+		expectError(this.mvc.perform(get(path)), 404).andExpect(content().string("{\"error\":\"not_found\"}"));
+		expectError(this.mvc.perform(post(path)), 404).andExpect(content().string("{\"error\":\"not_found\"}"));
+	}
+
+	// ------------------------------------------------------------------ 503, 500
+
+	@Test
+	void noPooledConnectionIs503WithRetryAfter() throws Exception {
+		given(this.users.findByEmail("john@example.com"))
+			.willThrow(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
+					new java.sql.SQLTransientConnectionException("simple-auth - Connection is not available")));
+		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 503)
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(errorCode("temporarily_unavailable"));
+	}
+
+	@Test
+	void anythingUnexpectedIs500WithoutDetails() throws Exception {
+		given(this.users.findByEmail("john@example.com")).willThrow(new IllegalStateException("secret internals"));
+		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 500)
+			.andExpect(errorCode("server_error"))
+			.andExpect(result -> assertThat(result.getResponse().getContentAsString()).doesNotContain("secret internals"));
+	}
+
+	// ------------------------------------------------------------------ jwks, health
+
+	@Test
+	void jwksServesTheVectorsKey() throws Exception {
+		MvcResult result = this.mvc.perform(get("/.well-known/jwks.json"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("Cache-Control", "public, max-age=300"))
+			.andExpect(header().string("Content-Type", "application/json"))
+			.andReturn();
+		JsonNode jwks = JsonMapper.shared().readTree(result.getResponse().getContentAsString());
+		JsonNode expected = Vectors.json().get("keys").get(0).get("jwk");
+		assertThat(jwks.get("keys")).hasSize(1);
+		assertThat(jwks.get("keys").get(0)).isEqualTo(expected);
+	}
+
+	@Test
+	void healthFollowsTheDatabase() throws Exception {
+		given(this.databaseHealth.isUp()).willReturn(true);
+		this.mvc.perform(get("/health")).andExpect(status().isOk()).andExpect(content().string("{\"status\":\"up\"}"));
+		given(this.databaseHealth.isUp()).willReturn(false);
+		this.mvc.perform(get("/health"))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(content().string("{\"status\":\"down\"}"));
+	}
+
+	// ------------------------------------------------------------------ helpers
+
+	private static MockHttpServletRequestBuilder json(String body) {
+		return post("/token").contentType(MediaType.APPLICATION_JSON).content(body);
+	}
+
+	private static MockHttpServletRequestBuilder form(String body) {
+		return post("/token").contentType(MediaType.APPLICATION_FORM_URLENCODED).content(body);
+	}
+
+	private static ResultActions expectError(ResultActions actions, int status) throws Exception {
+		return actions.andExpect(status().is(status))
+			.andExpect(header().string("Content-Type", "application/json"))
+			.andExpect(header().string("Cache-Control", "no-store"));
+	}
+
+	private static org.springframework.test.web.servlet.ResultMatcher errorCode(String code) {
+		return result -> assertThat(JsonMapper.shared().readTree(result.getResponse().getContentAsString()).get("error")
+			.stringValue()).isEqualTo(code);
+	}
+
+}
