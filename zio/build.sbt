@@ -1,0 +1,52 @@
+ThisBuild / scalaVersion := "3.3.7"
+ThisBuild / version      := "1.0.0"
+ThisBuild / organization := "example.simpleauth"
+
+val zioVersion     = "2.1.26"
+val zioHttpVersion = "3.11.3"
+
+lazy val root = (project in file("."))
+  .settings(
+    name := "simple-auth-zio",
+    libraryDependencies ++= Seq(
+      "dev.zio"              %% "zio"             % zioVersion,
+      // netty-pkitesting (+ an older BouncyCastle) is only for self-signed TLS test certificates; we serve plain HTTP.
+      ("dev.zio"             %% "zio-http"        % zioHttpVersion).exclude("io.netty", "netty-pkitesting"),
+      "dev.zio"              %% "zio-json"        % "0.9.2",
+      "com.zaxxer"            % "HikariCP"        % "7.1.0",
+      "org.postgresql"        % "postgresql"      % "42.7.14",
+      "com.nimbusds"          % "nimbus-jose-jwt" % "10.10",
+      "org.bouncycastle"      % "bcprov-jdk18on"  % "1.86",
+      "org.slf4j"             % "slf4j-simple"    % "2.0.20",
+      "dev.zio"              %% "zio-test"        % zioVersion % Test,
+      "dev.zio"              %% "zio-test-sbt"    % zioVersion % Test
+    ),
+    // scaladoc_3 for 3.3.7 is not on Maven Central; we never build API docs, so drop the doc tool.
+    Compile / doc / sources := Nil,
+    testFrameworks += new TestFramework("zio.test.sbt.ZTestFramework"),
+    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "21"),
+    javacOptions ++= Seq("--release", "21"),
+    Test / fork := true,
+    Test / baseDirectory := baseDirectory.value
+  )
+
+// Single fat jar with a fixed name, run by stack.json as `java -jar target/simple-auth-zio.jar`.
+assembly / assemblyJarName       := "simple-auth-zio.jar"
+assembly / assemblyOutputPath    := baseDirectory.value / "target" / (assembly / assemblyJarName).value
+assembly / mainClass             := Some("simpleauth.Main")
+assembly / test                  := {}
+assembly / assemblyMergeStrategy := {
+  case PathList("module-info.class")                           => MergeStrategy.discard
+  case PathList("META-INF", "versions", _, "module-info.class") => MergeStrategy.discard
+  case PathList("META-INF", "io.netty.versions.properties")   => MergeStrategy.first
+  case PathList("META-INF", "services", _*)                   => MergeStrategy.filterDistinctLines
+  case PathList("META-INF", "MANIFEST.MF")                    => MergeStrategy.discard
+  case x if x.endsWith("OSGI-INF/MANIFEST.MF")                => MergeStrategy.discard
+  case PathList("META-INF", xs @ _*) if xs.lastOption.exists(n => n.endsWith(".SF") || n.endsWith(".DSA") || n.endsWith(".RSA")) =>
+    MergeStrategy.discard
+  case "reference.conf"                                       => MergeStrategy.concat
+  case x if x.endsWith("/module-info.class")                  => MergeStrategy.discard
+  case x =>
+    val old = (assembly / assemblyMergeStrategy).value
+    old(x)
+}
