@@ -35,7 +35,7 @@ public class PasswordVerifier {
 	static final String DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$llZU1m3Fzgp67ZAasfJmbA$J3nlExNT1ugbXYwJH23Rgcx/EphIA2I1yrTQMMXZJqs";
 
 	// Bounds on parameters read from stored data, so that one bad row cannot exhaust memory or CPU.
-	private static final int MAX_MEMORY_KIB = 1 << 20;
+	private static final int MAX_MEMORY_KIB = 256 * 1024;
 
 	private static final int MAX_ITERATIONS = 64;
 
