@@ -43,11 +43,11 @@ pub struct Config {
 pub enum ConfigError {
     #[error("{name} is not valid: {reason}")]
     Invalid { name: &'static str, reason: String },
-    #[error(
-        "DATABASE_URL is malformed: {0} (expected postgres://user:password@host:port/database[?sslmode=disable])"
-    )]
+    #[error("DATABASE_URL is malformed: {0} (expected postgres://user:password@host:port/database[?sslmode=disable])")]
     DatabaseUrl(String),
-    #[error("no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM RSA key) or JWT_PRIVATE_KEY (the PEM itself)")]
+    #[error(
+        "no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM RSA key) or JWT_PRIVATE_KEY (the PEM itself)"
+    )]
     MissingKey,
 }
 
@@ -66,7 +66,7 @@ impl Config {
         let host = get("HOST").unwrap_or_else(|| "0.0.0.0".to_owned());
         let port = parse_number::<u16>(&get, "PORT", 8080)?;
         let database_url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        let database = parse_database_url(&database_url, )?;
+        let database = parse_database_url(&database_url)?;
         let pool_size = parse_number::<usize>(&get, "DB_POOL_SIZE", 10)?;
         if pool_size == 0 {
             return Err(invalid("DB_POOL_SIZE", "must be at least 1"));
@@ -143,7 +143,9 @@ pub fn parse_database_url(url: &str) -> Result<tokio_postgres::Config, ConfigErr
     // This build connects without TLS (as fly.io's private network expects:
     // sslmode=disable); a URL that requires TLS would fail on every request.
     if matches!(config.get_ssl_mode(), tokio_postgres::config::SslMode::Require) {
-        return Err(ConfigError::DatabaseUrl("sslmode=require is not supported by this build (use sslmode=disable or prefer)".to_owned()));
+        return Err(ConfigError::DatabaseUrl(
+            "sslmode=require is not supported by this build (use sslmode=disable or prefer)".to_owned(),
+        ));
     }
     Ok(config)
 }
@@ -174,7 +176,7 @@ mod tests {
 
     #[test]
     fn missing_key_is_refused_naming_the_variable() {
-        let err = config(&[]).err().expect("refused");
+        let err = config(&[]).expect_err("refused");
         assert!(err.to_string().contains("JWT_PRIVATE_KEY"));
     }
 
@@ -200,7 +202,7 @@ mod tests {
             "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=require",
             "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=bogus",
         ] {
-            let err = config(&[("JWT_PRIVATE_KEY", "pem"), ("DATABASE_URL", url)]).err().expect(url);
+            let err = config(&[("JWT_PRIVATE_KEY", "pem"), ("DATABASE_URL", url)]).expect_err(url);
             let text = err.to_string();
             assert!(text.contains("DATABASE_URL"), "{text}");
             assert!(!text.contains("secretpw"), "{text}");
@@ -209,8 +211,10 @@ mod tests {
 
     #[test]
     fn bad_numbers_and_levels_are_refused() {
-        for (name, value) in [("PORT", "eighty"), ("DB_POOL_SIZE", "0"), ("LOG_LEVEL", "loud"), ("TOKEN_TTL_SECONDS", "-1")] {
-            let err = config(&[("JWT_PRIVATE_KEY", "pem"), (name, value)]).err().expect(name);
+        for (name, value) in
+            [("PORT", "eighty"), ("DB_POOL_SIZE", "0"), ("LOG_LEVEL", "loud"), ("TOKEN_TTL_SECONDS", "-1")]
+        {
+            let err = config(&[("JWT_PRIVATE_KEY", "pem"), (name, value)]).expect_err(name);
             assert!(err.to_string().contains(name), "{err}");
         }
     }

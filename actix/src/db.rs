@@ -13,7 +13,8 @@ use crate::config::Config;
 use crate::errors::ApiError;
 
 /// The same statement in every stack of the project.
-pub const FIND_USER_BY_EMAIL: &str = "SELECT id, username, name, email, password_hash FROM users WHERE email = lower($1)";
+pub const FIND_USER_BY_EMAIL: &str =
+    "SELECT id, username, name, email, password_hash FROM users WHERE email = lower($1)";
 
 /// How long `/health` gives `SELECT 1` on a pooled connection.
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
@@ -104,7 +105,7 @@ impl UserRepository {
             }
             Ok(Err(_)) => false,
             Err(_) => {
-                self.mark_unreachable(&"health check timed out");
+                self.mark_unreachable(&HealthTimeout);
                 false
             }
         }
@@ -138,16 +139,16 @@ impl UserRepository {
             self.mark_unreachable(&err);
             ApiError::Unavailable
         } else {
-            tracing::error!("database query failed: {err}");
+            tracing::error!("database query failed: {}", error_chain(&err));
             ApiError::Internal
         }
     }
 
-    fn mark_unreachable(&self, cause: &dyn std::fmt::Display) {
+    fn mark_unreachable(&self, cause: &dyn std::error::Error) {
         if self.reachable.swap(false, Ordering::Relaxed) {
-            tracing::warn!("database unavailable: {cause}");
+            tracing::warn!("database unavailable: {}", error_chain(cause));
         } else {
-            tracing::debug!("database still unavailable: {cause}");
+            tracing::debug!("database still unavailable: {}", error_chain(cause));
         }
     }
 
@@ -156,4 +157,24 @@ impl UserRepository {
             tracing::info!("database reachable again");
         }
     }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("health check got no answer within {HEALTH_TIMEOUT:?}")]
+struct HealthTimeout;
+
+/// "error connecting to server: Connection refused (os error 111)" rather
+/// than only the outermost message.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = cause.source();
+    }
+    text
 }

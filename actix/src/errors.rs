@@ -1,8 +1,8 @@
 //! Every failure the service answers with, mapped once to the contract's
 //! RFC 6749 §5.2 JSON (status, headers, body).
 
-use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::db::UserRepository;
 use crate::errors::ApiError;
-use crate::passwords::{Outcome, PasswordVerifier};
+use crate::passwords::{Outcome, PasswordVerifier, UnusableHashLog};
 use crate::tokens::{Subject, TokenSigner};
 
 /// Largest accepted request body, in bytes (exactly this much is accepted).
@@ -26,21 +26,22 @@ pub struct AppState {
     pub passwords: PasswordVerifier,
     pub signer: TokenSigner,
     pub jwks: Bytes,
+    pub data_errors: UnusableHashLog,
 }
 
 impl AppState {
     pub fn new(users: UserRepository, passwords: PasswordVerifier, signer: TokenSigner) -> Self {
         let jwks = Bytes::copy_from_slice(signer.jwks_json());
-        AppState { users, passwords, signer, jwks }
+        AppState { users, passwords, signer, jwks, data_errors: UnusableHashLog::default() }
     }
 }
 
 /// Registers every route, and the JSON 404/405 answers for everything else.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::resource("/token")
-            .route(web::post().to(token))
-            .default_service(web::to(|| async { Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow: "POST" }) })),
+        web::resource("/token").route(web::post().to(token)).default_service(web::to(|| async {
+            Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow: "POST" })
+        })),
     )
     .service(web::resource("/.well-known/jwks.json").route(web::get().to(jwks)).default_service(web::to(get_only)))
     .service(web::resource("/health").route(web::get().to(health)).default_service(web::to(get_only)))
@@ -96,15 +97,15 @@ async fn token(req: HttpRequest, payload: web::Payload, state: web::Data<AppStat
         Outcome::Match => {}
         Outcome::Mismatch => return Err(ApiError::InvalidGrant),
         Outcome::Unusable(reason) => {
-            tracing::warn!(user_id = %user.id, "data error: unusable password hash ({reason}); login refused");
+            state.data_errors.report(user.id, reason);
+            // Cost what any other refused login costs, so the answer's timing
+            // does not single out accounts with broken data.
+            state.passwords.verify_unknown_user(String::new()).await?;
             return Err(ApiError::InvalidGrant);
         }
     }
 
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_err(|_| ApiError::Internal)?
-        .as_secs();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_err(|_| ApiError::Internal)?.as_secs();
     let subject = Subject { id: user.id, username: &user.username, name: &user.name, email: &user.email };
     let pair = state.signer.issue(&subject, now).map_err(|e| {
         tracing::error!("signing failed: {e}");
@@ -139,11 +140,8 @@ async fn health(state: web::Data<AppState>) -> HttpResponse {
 
 /// The media type, case-insensitive, parameters such as `charset` allowed.
 fn body_kind(req: &HttpRequest) -> Result<BodyKind, ApiError> {
-    let value = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .ok_or(ApiError::UnsupportedMediaType)?;
+    let value =
+        req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).ok_or(ApiError::UnsupportedMediaType)?;
     let media_type = value.split(';').next().unwrap_or("").trim();
     if media_type.eq_ignore_ascii_case("application/json") {
         Ok(BodyKind::Json)
@@ -157,7 +155,8 @@ fn body_kind(req: &HttpRequest) -> Result<BodyKind, ApiError> {
 /// A JSON body: one object with string `username` and `password`, and an
 /// optional string `grant_type` that must be `password`. Other members are ignored.
 pub fn parse_json(body: &[u8]) -> Result<TokenRequest, ApiError> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| ApiError::InvalidRequest("the body is not valid JSON"))?;
+    let value: Value =
+        serde_json::from_slice(body).map_err(|_| ApiError::InvalidRequest("the body is not valid JSON"))?;
     let Value::Object(mut object) = value else {
         return Err(ApiError::InvalidRequest("the body must be a JSON object"));
     };

@@ -6,15 +6,17 @@
 //! is a data error: the login fails with `invalid_grant`, never a 500.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use argon2::password_hash::{self, PasswordHash};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
-use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use tokio::sync::Semaphore;
+use uuid::Uuid;
 
 use crate::errors::ApiError;
 
@@ -85,7 +87,8 @@ fn verify_argon2id(password: &[u8], stored: &str) -> Outcome {
     let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
     let mut computed = [0u8; password_hash::Output::MAX_LENGTH];
     let computed = &mut computed[..expected.len()];
-    let filled = with_blocks(block_count, |blocks| argon2.hash_password_into_with_memory(password, salt, computed, blocks));
+    let filled =
+        with_blocks(block_count, |blocks| argon2.hash_password_into_with_memory(password, salt, computed, blocks));
     if filled.is_err() {
         return Outcome::Unusable("argon2id hash with unusable parameters");
     }
@@ -187,6 +190,32 @@ impl PasswordVerifier {
     }
 }
 
+/// Logs an unusable stored hash once per user (at warn, without the hash),
+/// so a client retrying such an account does not flood the log.
+#[derive(Default)]
+pub struct UnusableHashLog {
+    seen: Mutex<HashSet<Uuid>>,
+}
+
+impl UnusableHashLog {
+    /// Beyond this many distinct users, further reports go to debug only.
+    const MAX_REMEMBERED: usize = 10_000;
+
+    /// Returns whether this report was logged at warn.
+    pub fn report(&self, user_id: Uuid, reason: &str) -> bool {
+        let first = match self.seen.lock() {
+            Ok(mut seen) => seen.len() < Self::MAX_REMEMBERED && seen.insert(user_id),
+            Err(_) => true,
+        };
+        if first {
+            tracing::warn!(user_id = %user_id, "data error: unusable password hash ({reason}); logins for this user are refused");
+        } else {
+            tracing::debug!(user_id = %user_id, "data error: unusable password hash ({reason})");
+        }
+        first
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +274,15 @@ mod tests {
         assert!(matches!(verify(b"other-params", stored), Outcome::Unusable(_)));
     }
 
+    #[test]
+    fn unusable_hash_is_logged_once_per_user() {
+        let log = UnusableHashLog::default();
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        assert!(log.report(a, "x"));
+        assert!(!log.report(a, "x"));
+        assert!(log.report(b, "x"));
+    }
+
     #[actix_rt::test]
     async fn verifier_runs_argon2id_off_the_executor() {
         let verifier = PasswordVerifier::new(2);
@@ -254,4 +292,3 @@ mod tests {
         verifier.verify_unknown_user("whatever".into()).await.expect("ran");
     }
 }
-

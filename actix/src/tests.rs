@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::db::{self, UserRepository};
-use crate::handlers::{self, AppState, TokenRequest, parse_form, parse_json};
 use crate::errors::ApiError;
+use crate::handlers::{self, AppState, TokenRequest, parse_form, parse_json};
 use crate::passwords::PasswordVerifier;
 use crate::test_vectors::dev_key_pem;
 use crate::tokens::TokenSigner;
@@ -98,7 +98,13 @@ async fn jwks_is_served_with_cache_headers() {
 
 #[actix_rt::test]
 async fn content_type_is_checked_first() {
-    for ct in [None, Some("text/plain"), Some("application/jsonx"), Some("application"), Some("multipart/form-data; boundary=x")] {
+    for ct in [
+        None,
+        Some("text/plain"),
+        Some("application/jsonx"),
+        Some("application"),
+        Some("multipart/form-data; boundary=x"),
+    ] {
         assert_error(&call(post_token(ct, "{}")).await, 415, "invalid_request");
     }
 }
@@ -120,7 +126,11 @@ async fn json_and_form_validation_errors() {
         assert_error(&call(post_token(Some("application/json"), body.to_vec())).await, 400, "invalid_request");
     }
     let unsupported = br#"{"username":"a@b","password":"x","grant_type":"client_credentials"}"#;
-    assert_error(&call(post_token(Some("Application/JSON; charset=utf-8"), unsupported.to_vec())).await, 400, "unsupported_grant_type");
+    assert_error(
+        &call(post_token(Some("Application/JSON; charset=utf-8"), unsupported.to_vec())).await,
+        400,
+        "unsupported_grant_type",
+    );
     let repeated = "grant_type=password&username=a%40b&username=c%40d&password=x";
     assert_error(&call(post_token(Some("application/x-www-form-urlencoded"), repeated)).await, 400, "invalid_request");
 }
@@ -128,7 +138,8 @@ async fn json_and_form_validation_errors() {
 #[actix_rt::test]
 async fn database_down_is_503_with_retry_after() {
     let started = std::time::Instant::now();
-    let result = call(post_token(Some("application/json"), br#"{"username":"john@example.com","password":"x"}"#.to_vec())).await;
+    let result =
+        call(post_token(Some("application/json"), br#"{"username":"john@example.com","password":"x"}"#.to_vec())).await;
     assert_error(&result, 503, "temporarily_unavailable");
     assert_eq!(result.1.get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("1"));
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
@@ -173,7 +184,9 @@ fn limits_count_characters_and_bytes() {
 
 #[test]
 fn form_rules_of_the_spec() {
-    let ok = parse_form(b"grant_type=password&username=john%40example.com&password=Top+Secret%21&scope=openid&client_id=web");
+    let ok = parse_form(
+        b"grant_type=password&username=john%40example.com&password=Top+Secret%21&scope=openid&client_id=web",
+    );
     assert_eq!(ok.ok(), Some(TokenRequest { username: "john@example.com".into(), password: "Top Secret!".into() }));
     for (body, code) in [
         (&b"username=a&password=b"[..], "invalid_request"),

@@ -10,8 +10,8 @@ use std::sync::{Arc, LazyLock, Once, RwLock};
 
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{KeyPair, RSA_PKCS1_SHA256, RsaKeyPair, RsaPublicKeyComponents};
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::crypto::{CryptoProvider, JwtSigner};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde::Serialize;
@@ -32,7 +32,9 @@ pub enum KeyError {
     Pkcs1,
     #[error("JWT private key must be a PKCS#8 PEM (BEGIN PRIVATE KEY), found BEGIN {0}")]
     WrongPemLabel(String),
-    #[error("JWT private key is not a usable RSA key (PKCS#8, at least 2048 bits; EC and other types are refused): {0}")]
+    #[error(
+        "JWT private key is not a usable RSA key (PKCS#8, at least 2048 bits; EC and other types are refused): {0}"
+    )]
     NotRsa(String),
     #[error("JWT private key is {0} bits; at least 2048 are required")]
     TooSmall(usize),
@@ -147,7 +149,8 @@ impl TokenSigner {
         register_parsed_key(key.as_bytes(), key_pair);
 
         let header = JoseHeader { alg: "RS256", typ: "JWT", kid: &kid };
-        let header_b64 = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).map_err(|e| KeyError::NotRsa(e.to_string()))?);
+        let header_b64 =
+            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).map_err(|e| KeyError::NotRsa(e.to_string()))?);
         let jwk = Jwk { kty: "RSA", use_: "sig", alg: "RS256", kid: &kid, n: &n, e: &e };
         let jwks_json = serde_json::to_vec(&JwkSet { keys: [jwk] }).map_err(|e| KeyError::NotRsa(e.to_string()))?;
 
@@ -301,7 +304,8 @@ mod tests {
     use jsonwebtoken::{DecodingKey, Validation, decode};
 
     fn signer(bits: u64) -> TokenSigner {
-        TokenSigner::from_pem(&dev_key_pem(bits), "https://issuer.test".into(), "aud-test".into(), 900).expect("dev key")
+        TokenSigner::from_pem(&dev_key_pem(bits), "https://issuer.test".into(), "aud-test".into(), 900)
+            .expect("dev key")
     }
 
     fn b64_json(part: &str) -> serde_json::Value {
@@ -416,11 +420,9 @@ mod tests {
     #[test]
     fn invalid_keys_are_refused() {
         let invalid = spec_dir().join("keys").join("invalid");
-        for (file, expect) in [
-            ("rsa-2048-pkcs1.pem", "PKCS#1"),
-            ("rsa-1024-pkcs8.pem", "key"),
-            ("ec-p256-pkcs8.pem", "key"),
-        ] {
+        for (file, expect) in
+            [("rsa-2048-pkcs1.pem", "PKCS#1"), ("rsa-1024-pkcs8.pem", "key"), ("ec-p256-pkcs8.pem", "key")]
+        {
             let pem = std::fs::read_to_string(invalid.join(file)).expect("invalid key file");
             let err = TokenSigner::from_pem(&pem, "i".into(), "a".into(), 1).expect_err(file);
             let text = err.to_string();
