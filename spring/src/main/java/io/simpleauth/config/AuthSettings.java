@@ -99,6 +99,7 @@ public record AuthSettings(String host, int port, DatabaseSettings database, int
 		// A refused start is reported by SimpleAuthApplication as one line, not as Spring's failure report.
 		props.put("logging.level.org.springframework.boot.SpringApplication", "off");
 		props.put("logging.level.org.springframework.boot.diagnostics", "off");
+		props.put("logging.level.org.springframework.boot.web.server.servlet.context", "error");
 		// Spring MVC's per-request warning for unmapped paths and methods: answered by ApiExceptionHandler, no log line.
 		props.put("logging.level.org.springframework.web.servlet.PageNotFound", "error");
 		return props;

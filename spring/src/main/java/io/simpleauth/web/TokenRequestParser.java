@@ -131,6 +131,10 @@ public final class TokenRequestParser {
 		if (username == null || username.isEmpty()) {
 			throw OAuthException.invalidRequest("username is required");
 		}
+		if (username.indexOf(0) >= 0) {
+			// PostgreSQL text cannot hold NUL: no address contains it, and the query would fail.
+			throw OAuthException.invalidRequest("username must not contain NUL");
+		}
 		if (username.codePointCount(0, username.length()) > MAX_USERNAME_CODE_POINTS) {
 			throw OAuthException.invalidRequest("username is longer than " + MAX_USERNAME_CODE_POINTS + " characters");
 		}

@@ -166,6 +166,14 @@ class TokenControllerTest {
 	}
 
 	@Test
+	void aNulInTheUsernameIsInvalidRequest() throws Exception {
+		expectError(this.mvc.perform(json("{\"username\":\"john\\u0000@example.com\",\"password\":\"TopSecret0!\"}")), 400)
+			.andExpect(errorCode("invalid_request"));
+		expectError(this.mvc.perform(form("grant_type=password&username=john%00%40example.com&password=TopSecret0%21")), 400)
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	@Test
 	void invalidUtf8IsInvalidRequest() throws Exception {
 		byte[] body = "{\"username\":\"a\u00ff\",\"password\":\"x\"}".getBytes(StandardCharsets.ISO_8859_1);
 		expectError(this.mvc.perform(post("/token").contentType(MediaType.APPLICATION_JSON).content(body)), 400)
