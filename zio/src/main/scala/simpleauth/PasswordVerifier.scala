@@ -27,15 +27,26 @@ object PasswordVerifier:
   def verify(password: String, stored: String): URIO[PasswordVerifier, Verification] =
     ZIO.serviceWithZIO[PasswordVerifier](_.verify(password, stored))
 
-  val live: ULayer[PasswordVerifier] = ZLayer.succeed(Live(Hashes.newDummyArgon2id()))
+  /** One verification per core at a time: argon2id is CPU-bound and takes m KiB (19 MiB) per run. */
+  val live: ULayer[PasswordVerifier] = ZLayer {
+    for
+      permits <- ZIO.succeed(java.lang.Runtime.getRuntime.availableProcessors())
+      limit   <- Semaphore.make(permits.toLong)
+      dummy   <- ZIO.attemptBlocking(Hashes.newDummyArgon2id()).orDie
+    yield Live(dummy, limit)
+  }
 
-  /** Both schemes run on ZIO's blocking pool: argon2id is ~tens of ms of CPU and memory-hard. */
-  final case class Live(dummyHash: String) extends PasswordVerifier:
+  /**
+   * Verification runs on ZIO's blocking pool (never on Netty's event loop or ZIO's default executor), behind a
+   * semaphore so a burst of logins queues instead of running hundreds of 19 MiB argon2id computations at once.
+   */
+  final case class Live(dummyHash: String, limit: Semaphore) extends PasswordVerifier:
     def verify(password: String, stored: String): UIO[Verification] =
-      ZIO.attemptBlocking(Hashes.verify(password, stored)).orDie
+      if stored.startsWith("$argon2id$") then limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, stored)).orDie)
+      else ZIO.succeed(Hashes.verify(password, stored)) // one HMAC-SHA256: microseconds, no need to hop threads
 
     def verifyDummy(password: String): UIO[Unit] =
-      ZIO.attemptBlocking(Hashes.verify(password, dummyHash)).orDie.unit
+      limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, dummyHash)).orDie).unit
 
 /** The pure hashing code, kept free of ZIO so the vector tests call it directly. */
 object Hashes:
