@@ -1,5 +1,7 @@
 # simple-auth: one token service, four stacks, one benchmark.
-#   make test                  every stack's unit tests + the conformance suite against every stack
+#   make test                  every stack's unit tests, the conformance suite and the fault suite, every stack
+#   make test-faults           the fault suite with its long parts (latency under slow clients, soak)
+#   make soak                  5-minute memory soak per stack
 #   make bench                 the benchmark (throw-away PostgreSQL unless DATABASE_URL is set)
 #   make run STACK=actix       one stack in the foreground with the dev key
 # A stack is any folder with a stack.json (see spec/README.md).
@@ -12,7 +14,7 @@ STACKS := $(patsubst %/stack.json,%,$(wildcard */stack.json))
 STACK  ?=
 ONLY   := $(or $(STACK),$(STACKS))
 
-.PHONY: help test unit conformance tools-test run db build venv bench bench-smoke clean
+.PHONY: help test test-faults soak unit conformance tools-test run db build venv bench bench-smoke clean
 .DEFAULT_GOAL := help
 
 help:
@@ -34,6 +36,8 @@ test: venv tools-test
 	  $(PY) wrk/stackctl.py test $$s || failed="$$failed $$s(unit)"; \
 	  echo "=== $$s: conformance"; \
 	  $(PY) -m pytest spec/conformance --stack $$s || failed="$$failed $$s(conformance)"; \
+	  echo "=== $$s: faults"; \
+	  $(PY) -m pytest spec/faults --stack $$s || failed="$$failed $$s(faults)"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "all stacks passed: $(ONLY)"
@@ -43,6 +47,13 @@ unit: venv
 
 conformance: venv
 	@for s in $(ONLY); do $(PY) -m pytest spec/conformance --stack $$s || exit 1; done
+
+test-faults: venv
+	@failed=""; for s in $(ONLY); do $(PY) -m pytest spec/faults --long --stack $$s || failed="$$failed $$s"; done; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
+
+soak: venv
+	@for s in $(ONLY); do $(PY) -m pytest spec/faults --long --stack $$s -k soak || exit 1; done
 
 # The project's own tooling: vectors up to date, runner and spec self-tests.
 tools-test: venv

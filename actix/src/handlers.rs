@@ -230,6 +230,10 @@ fn validate(username: String, password: String) -> Result<TokenRequest, ApiError
     if chars > MAX_USERNAME_CHARS {
         return Err(ApiError::InvalidRequest("username is longer than 254 characters"));
     }
+    // PostgreSQL text cannot hold U+0000; the query would fail as a server error.
+    if username.contains('\0') {
+        return Err(ApiError::InvalidRequest("username must not contain U+0000"));
+    }
     if password.is_empty() {
         return Err(ApiError::InvalidRequest("password must not be empty"));
     }

@@ -165,6 +165,7 @@ fn json_rules_of_the_spec() {
         (br#"{"username":"a","password":true}"#, "invalid_request"),
         (b"{\"username\":\"a\",\"password\":\"Top\xff\xfe\"}", "invalid_request"),
         (br#""john@example.com""#, "invalid_request"),
+        (br#"{"username":"john\u0000@example.com","password":"b"}"#, "invalid_request"),
     ] {
         let err = parse_json(body).expect_err(&String::from_utf8_lossy(body));
         assert_eq!(err.code(), code, "{}", String::from_utf8_lossy(body));
@@ -197,6 +198,7 @@ fn form_rules_of_the_spec() {
         (b"grant_type=password&username=a&password=b&password=b", "invalid_request"),
         (b"grant_type=refresh_token&username=a&password=b", "unsupported_grant_type"),
         (b"grant_type=password&username=a&password=%FF%FE", "invalid_request"),
+        (b"grant_type=password&username=a%00b&password=b", "invalid_request"),
         (b"", "invalid_request"),
     ] {
         let err = parse_form(body).expect_err(&String::from_utf8_lossy(body));

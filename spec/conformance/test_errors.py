@@ -90,6 +90,14 @@ def test_password_of_1024_bytes_is_checked_not_rejected(http, service):
     assert r.status_code == 400 and r.content == INVALID_GRANT_BODY
 
 
+@pytest.mark.parametrize("body,headers", [
+    (b'{"username":"john\\u0000@example.com","password":"TopSecret0!"}', JSON),
+    (b"grant_type=password&username=john%00%40example.com&password=TopSecret0%21", FORM),
+], ids=["json", "form"])
+def test_nul_in_username(http, service, body, headers):
+    assert_error(post(http, service, body, headers), 400, "invalid_request")
+
+
 def test_invalid_utf8(http, service):
     body = b'{"username":"john@example.com","password":"Top\xff\xfeSecret"}'
     assert_error(post(http, service, body, JSON), 400, "invalid_request")

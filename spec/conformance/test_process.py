@@ -95,7 +95,7 @@ def test_database_stopped_while_running_then_back(outage):
 def test_pool_never_exceeds_its_size(outage):
     for _ in range(20):
         token(outage.base_url)
-    count = int(outage.pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'auth' AND pid <> pg_backend_pid()"))
+    count = int(outage.pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'auth' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"))
     assert count <= 10, f"{count} server connections for a pool of 10"
 
 

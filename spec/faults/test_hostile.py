@@ -1,0 +1,114 @@
+"""Hostile input: generated cases from spec/openapi.yaml, and hand-made nasties."""
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+
+SPEC = Path(__file__).resolve().parents[1] / "openapi.yaml"
+EXAMPLES = 150  # per operation and phase; several hundred cases in all
+
+
+@pytest.fixture
+def svc(pg, launch):
+    return launch(pg)
+
+
+def schemathesis_bin() -> str:
+    found = Path(sys.executable).parent / "schemathesis"
+    return str(found) if found.exists() else (shutil.which("schemathesis") or pytest.skip("schemathesis not installed"))
+
+
+def test_generated_cases_no_5xx_and_valid_responses(svc, figure):
+    res = subprocess.run(
+        [schemathesis_bin(), "run", str(SPEC), "--url", svc.base_url, "--max-examples", str(EXAMPLES), "-w", "2",
+         "--seed", "20261122",
+         "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
+                     "response_schema_conformance,response_headers_conformance"],
+        capture_output=True, text=True, timeout=900)
+    m = next((ln for ln in res.stdout.splitlines() if "generated" in ln and "passed" in ln), "")
+    figure("schemathesis", m.strip() or "no summary")
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert svc.proc.poll() is None
+
+
+def raw(svc, data: bytes) -> tuple[int, bytes]:
+    u = urlsplit(svc.base_url)
+    with socket.create_connection((u.hostname, u.port), timeout=10) as s:
+        s.sendall(data)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+                if b"\r\n\r\n" in out and len(out) > 4096:
+                    break
+        except (ConnectionResetError, socket.timeout):
+            pass
+    status = int(out.split(b" ", 2)[1]) if out.startswith(b"HTTP/1.") else 0
+    return status, out
+
+
+def alive(svc) -> None:
+    assert svc.proc.poll() is None, "the server died"
+    r = requests.post(svc.base_url + "/token", json={"username": "john@example.com", "password": "TopSecret0!"}, timeout=10)
+    assert r.status_code == 200
+
+
+def test_oversized_headers(svc):
+    status, _ = raw(svc, b"POST /token HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n")
+    assert status == 0 or 400 <= status < 500, status
+    status, _ = raw(svc, b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(500))
+                    + b"Connection: close\r\n\r\n")
+    assert status == 0 or status < 500, status
+    alive(svc)
+
+
+def test_deeply_nested_json(svc):
+    for body in (b"[" * 5000 + b"]" * 5000, b'{"username":' + b'{"a":' * 3000 + b"1" + b"}" * 3000 + b',"password":"x"}'):
+        r = requests.post(svc.base_url + "/token", data=body, headers={"Content-Type": "application/json"}, timeout=10)
+        assert r.status_code in (400, 413), (r.status_code, r.text[:200])
+    alive(svc)
+
+
+@pytest.mark.parametrize("body", [
+    b'{"username":1e999999,"password":"x"}',
+    b'{"username":"john@example.com","password":123456789012345678901234567890123456789012345678901234567890}',
+    b'{"username":"john@example.com","password":"TopSecret0!","grant_type":-1e400}',
+    b'{"username":"john\\u0000@example.com","password":"TopSecret0!"}',
+    b'{"username":"\\ud800","password":"TopSecret0!"}',
+    b'{"username":"john@example.com","password":"TopSecret0!","username":"x@example.com"}',
+])
+def test_odd_json_is_a_4xx(svc, body):
+    r = requests.post(svc.base_url + "/token", data=body, headers={"Content-Type": "application/json"}, timeout=10)
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:200])
+    assert r.json()["error"] in ("invalid_request", "invalid_grant")
+
+
+@pytest.mark.parametrize("body", [
+    b"grant_type=password&username=%FF%FE&password=x",
+    b"grant_type=password&username=john%40example.com&password=%",
+    b"grant_type=password&username=john%00%40example.com&password=x",
+    b"&&&=&=",
+])
+def test_odd_forms_are_a_4xx(svc, body):
+    r = requests.post(svc.base_url + "/token", data=body,
+                      headers={"Content-Type": "application/x-www-form-urlencoded"}, timeout=10)
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:200])
+    alive(svc)
+
+
+def test_garbage_request_lines(svc):
+    for data in (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64, b"GET / HTTP/9.9\r\n\r\n",
+                 b"POST /token HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+                 b"POST /token HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n"):
+        status, _ = raw(svc, data)
+        assert status == 0 or status < 500, (data[:40], status)
+    alive(svc)

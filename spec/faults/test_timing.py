@@ -1,0 +1,39 @@
+"""No user enumeration by timing: unknown user vs wrong password on an argon2id user."""
+from __future__ import annotations
+
+import statistics
+import time
+
+import requests
+
+SAMPLES = 41
+TOLERANCE = 0.15
+
+
+def timed(session, url, body) -> float:
+    t0 = time.perf_counter()
+    r = session.post(url, json=body, timeout=10)
+    elapsed = time.perf_counter() - t0
+    assert r.status_code == 400
+    return elapsed
+
+
+def test_unknown_user_costs_what_a_wrong_password_costs(pg, launch, figure):
+    svc = launch(pg)
+    url = svc.base_url + "/token"
+    wrong = {"username": "jane@example.com", "password": "not-her-password"}
+    unknown = {"username": "nobody-here@example.com", "password": "not-her-password"}
+    with requests.Session() as s:
+        for _ in range(5):  # warm-up: JIT, pool, caches
+            timed(s, url, wrong), timed(s, url, unknown)
+        a, b = [], []
+        for i in range(SAMPLES):  # interleaved, so drift hits both alike
+            if i % 2:
+                a.append(timed(s, url, wrong)); b.append(timed(s, url, unknown))
+            else:
+                b.append(timed(s, url, unknown)); a.append(timed(s, url, wrong))
+    ratio = statistics.median(b) / statistics.median(a)
+    figure("median wrong-password ms", f"{statistics.median(a) * 1000:.1f}")
+    figure("median unknown-user ms", f"{statistics.median(b) * 1000:.1f}")
+    figure("ratio unknown/wrong", f"{ratio:.3f}")
+    assert abs(ratio - 1) <= TOLERANCE, f"unknown/wrong median ratio {ratio:.3f}: an attacker can tell them apart"
