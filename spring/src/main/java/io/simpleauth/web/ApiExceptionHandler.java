@@ -1,7 +1,6 @@
 package io.simpleauth.web;
 
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 import jakarta.servlet.http.HttpServletRequest;
@@ -33,11 +32,6 @@ import org.springframework.web.servlet.resource.NoResourceFoundException;
 public class ApiExceptionHandler {
 
 	private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
-
-	/** While the database is down every request fails the same way: one warning per interval, not per request. */
-	private static final long UNAVAILABLE_LOG_INTERVAL_NANOS = 10_000_000_000L;
-
-	private final AtomicLong lastUnavailableLog = new AtomicLong(System.nanoTime() - UNAVAILABLE_LOG_INTERVAL_NANOS);
 
 	@ExceptionHandler(OAuthException.class)
 	public ResponseEntity<ErrorBody> oauth(OAuthException ex) {
@@ -87,11 +81,7 @@ public class ApiExceptionHandler {
 	@ExceptionHandler(DataAccessException.class)
 	public ResponseEntity<ErrorBody> database(DataAccessException ex) {
 		if (ErrorResponses.isDatabaseUnavailable(ex)) {
-			long now = System.nanoTime();
-			long last = this.lastUnavailableLog.get();
-			if (now - last >= UNAVAILABLE_LOG_INTERVAL_NANOS && this.lastUnavailableLog.compareAndSet(last, now)) {
-				log.warn("database unavailable, answering 503: {}", rootCause(ex));
-			}
+			// Logged once per outage by UserRepository, not per request.
 			return ErrorResponses.temporarilyUnavailable();
 		}
 		log.error("database error", ex);
@@ -107,14 +97,6 @@ public class ApiExceptionHandler {
 	public ResponseEntity<ErrorBody> unexpected(Exception ex) {
 		log.error("unexpected error", ex);
 		return ErrorResponses.serverError();
-	}
-
-	private static String rootCause(Throwable ex) {
-		Throwable root = ex;
-		while (root.getCause() != null && root.getCause() != root) {
-			root = root.getCause();
-		}
-		return root.getClass().getSimpleName() + ": " + root.getMessage();
 	}
 
 }

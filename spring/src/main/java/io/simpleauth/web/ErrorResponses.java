@@ -1,12 +1,7 @@
 package io.simpleauth.web;
 
-import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLTransientConnectionException;
+import io.simpleauth.user.DatabaseErrors;
 
-import org.springframework.dao.DataAccessResourceFailureException;
-import org.springframework.dao.QueryTimeoutException;
-import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.http.CacheControl;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -59,29 +54,8 @@ final class ErrorResponses {
 		return "/token".equals(path) ? "POST" : "GET";
 	}
 
-	/**
-	 * Whether a failure means "the database cannot be reached right now": no pooled connection in time,
-	 * a refused or broken connection, or a server shutting down. Those answer 503; other data errors 500.
-	 */
 	static boolean isDatabaseUnavailable(Throwable failure) {
-		for (Throwable t = failure; t != null; t = t.getCause()) {
-			if (t instanceof DataAccessResourceFailureException || t instanceof TransientDataAccessResourceException
-					|| t instanceof QueryTimeoutException || t instanceof SQLTransientConnectionException
-					|| t instanceof SQLNonTransientConnectionException || t instanceof java.net.ConnectException) {
-				return true;
-			}
-			if (t instanceof SQLException sql && sql.getSQLState() != null) {
-				String state = sql.getSQLState();
-				// 08: connection exception; 53: insufficient resources; 57P: operator intervention (shutdown).
-				if (state.startsWith("08") || state.startsWith("53") || state.startsWith("57P")) {
-					return true;
-				}
-			}
-			if (t.getCause() == t) {
-				break;
-			}
-		}
-		return false;
+		return DatabaseErrors.isUnavailable(failure);
 	}
 
 }
