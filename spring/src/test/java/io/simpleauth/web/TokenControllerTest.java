@@ -48,7 +48,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
-@WebMvcTest
+@WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off")
 @Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningConfig.class, CpuBoundExecutor.class })
 class TokenControllerTest {
 
