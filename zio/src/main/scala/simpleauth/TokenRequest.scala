@@ -48,6 +48,7 @@ object TokenRequest:
     if username.isEmpty then invalid("username is required")
     else if password.isEmpty then invalid("password is required")
     else if username.codePointCount(0, username.length) > MaxUsernameChars then invalid("username is too long")
+    else if username.indexOf('\u0000') >= 0 then invalid("username must not contain NUL") // PostgreSQL text cannot hold it
     else if password.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes then invalid("password is too long")
     else Right(Credentials(username, password))
 

@@ -52,6 +52,12 @@ object TokenRequestSpec extends ZIOSpecDefault:
           json("""{"grant_type":"","username":"u","password":"p"}""") == Left(ApiError.UnsupportedGrantType)
         )
       },
+      test("NUL in username -> invalid_request (JSON escape and form %00)") {
+        assertTrue(
+          invalid(json("""{"username":"john\u0000@example.com","password":"p"}""")),
+          invalid(form("grant_type=password&username=john%00%40example.com&password=p"))
+        )
+      },
       test("invalid UTF-8 -> invalid_request") {
         val bytes = """{"username":"u","password":"""".getBytes(UTF_8) ++ Array(0xff.toByte, 0xfe.toByte) ++ "\"}".getBytes(UTF_8)
         assertTrue(invalid(parseJson(bytes)))
