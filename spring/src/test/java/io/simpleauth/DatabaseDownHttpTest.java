@@ -77,6 +77,12 @@ class DatabaseDownHttpTest {
 		HttpResponse<String> trace = send(HttpRequest.newBuilder(uri("/token")).method("TRACE", HttpRequest.BodyPublishers.noBody()));
 		assertThat(trace.statusCode()).isEqualTo(405);
 		assertThat(trace.headers().firstValue("Allow")).hasValue("POST");
+		HttpResponse<String> traceHealth = send(HttpRequest.newBuilder(uri("/health")).method("TRACE", HttpRequest.BodyPublishers.noBody()));
+		assertThat(traceHealth.statusCode()).isEqualTo(405);
+		assertThat(traceHealth.headers().firstValue("Allow")).hasValue("GET");
+		HttpResponse<String> traceUnknown = send(HttpRequest.newBuilder(uri("/nope")).method("TRACE", HttpRequest.BodyPublishers.noBody()));
+		assertThat(traceUnknown.statusCode()).isEqualTo(404);
+		assertThat(traceUnknown.body()).isEqualTo("{\"error\":\"not_found\"}");
 		HttpResponse<String> missing = send(HttpRequest.newBuilder(uri("/token/")).GET());
 		assertThat(missing.statusCode()).isEqualTo(404);
 		assertThat(missing.body()).isEqualTo("{\"error\":\"not_found\"}");
