@@ -86,7 +86,7 @@ object Api:
     val error = knownPaths.get(req.path.encode) match
       case Some(allowed) => ApiError.MethodNotAllowed(allowed)
       case None          => ApiError.NotFound
-    drain(req).map(drained => closeUnless(drained)(error.toResponse))
+    drain(req).map(drained => finish(closeUnless(drained)(error.toResponse)))
 
   // ---------------------------------------------------------------- plumbing
 
@@ -105,10 +105,22 @@ object Api:
             case Right(c) =>
               ZIO.logErrorCause("unexpected error on " + path, c).as(ApiError.ServerError.toResponse),
         ZIO.succeed(_)
-      )
+      ).map(finish)
 
   private def closeUnless(drained: Boolean)(response: Response): Response =
     if drained then response else response.addHeader(Header.Connection.Close)
+
+  /**
+   * Set when shutdown begins. The listening socket is closed by then, but keep-alive connections could keep
+   * sending requests and hold the in-flight count above zero until the 10 s limit; from now on every response
+   * carries `Connection: close`, so each such connection ends after its current request.
+   */
+  private val draining = new java.util.concurrent.atomic.AtomicBoolean(false)
+
+  val startDraining: UIO[Unit] = ZIO.succeed(draining.set(true))
+
+  private def finish(response: Response): Response =
+    if draining.get() && response.rawHeader("connection").isEmpty then response.addHeader(Header.Connection.Close) else response
 
   private def announcedLength(req: Request): Option[Long] =
     req.rawHeader("content-length").flatMap(_.trim.toLongOption)

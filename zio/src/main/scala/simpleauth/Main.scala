@@ -4,6 +4,7 @@ import java.time.Instant
 
 import zio.*
 import zio.http.*
+import zio.http.netty.NettyConfig
 
 object Main extends ZIOAppDefault:
   val StackName = "zio"
@@ -68,6 +69,9 @@ object Main extends ZIOAppDefault:
       .idleTimeout(60.seconds)
       .logWarningOnFatalError(false)
 
+  /** Netty defaults, except a short event-loop quiet period at shutdown: in-flight requests are drained before. */
+  val nettyConfig: NettyConfig = NettyConfig.defaultWithFastShutdown
+
   private def program(cfg: AppConfig, stop: Promise[Nothing, Unit]): ZIO[Api.Env & Server, AppConfig.StartupError, Unit] =
     for
       port <- Server.install(Api.routes).catchAllDefect(t =>
@@ -80,6 +84,7 @@ object Main extends ZIOAppDefault:
       )
       _ <- stop.await
       _ <- ZIO.logInfo("shutting down: draining in-flight requests")
+      _ <- Api.startDraining
     yield ()
 
   override def run: ZIO[ZIOAppArgs & Scope, Any, Any] =
@@ -91,7 +96,7 @@ object Main extends ZIOAppDefault:
         services = ZLayer.succeed(cfg) >>> (UserRepository.live ++ PasswordVerifier.live ++ TokenSigner.live)
         // The services layer is the outer one: its pool is opened before and closed after the server.
         _ <- program(cfg, stop)
-               .provideSomeLayer[Api.Env](ZLayer.succeed(serverConfig(cfg)) >>> Server.live.mapError(e => AppConfig.StartupError(s"cannot listen on ${cfg.host}:${cfg.port}: ${e.getMessage}")))
+               .provideSomeLayer[Api.Env]((ZLayer.succeed(serverConfig(cfg)) ++ ZLayer.succeed(nettyConfig)) >>> Server.customized.mapError(e => AppConfig.StartupError(s"cannot listen on ${cfg.host}:${cfg.port}: ${e.getMessage}")))
                .provideLayer(services)
       yield ()
     app.catchAll { case AppConfig.StartupError(msg) =>

@@ -52,12 +52,16 @@ object TokenRequest:
     else if password.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes then invalid("password is too long")
     else Right(Credentials(username, password))
 
+  private val Fields = List("username", "password", "grant_type")
+
   def parseJson(body: Array[Byte]): Either[ApiError, Credentials] =
     strictUtf8(body) match
       case None => invalid("body is not valid UTF-8")
       case Some(text) =>
         text.fromJson[Json] match
           case Left(_) => invalid("body is not valid JSON")
+          case Right(obj: Json.Obj) if Fields.exists(f => obj.fields.count(_._1 == f) > 1) =>
+            invalid("username, password and grant_type must not be repeated")
           case Right(obj: Json.Obj) =>
             def field(name: String): Option[Json] = obj.fields.collectFirst { case (`name`, v) => v }
             def requiredString(name: String): Either[ApiError, String] = field(name) match

@@ -43,7 +43,8 @@ object TokenRequestSpec extends ZIOSpecDefault:
           invalid(json("""{"username":{},"password":"p"}""")),
           invalid(json("""{"username":"","password":"p"}""")),
           invalid(json("""{"username":"u"}""")),
-          invalid(json("""{"username":"u","password":"p","grant_type":5}"""))
+          invalid(json("""{"username":"u","password":"p","grant_type":5}""")),
+          invalid(json("""{"username":"john@example.com","password":"p","username":"x@example.com"}"""))
         )
       },
       test("grant_type other than password (the empty string too) -> unsupported_grant_type") {
