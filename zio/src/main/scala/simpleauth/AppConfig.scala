@@ -74,6 +74,9 @@ object AppConfig:
 
   private def describe(e: Config.Error): String = e match
     case Config.Error.And(l, r)               => s"${describe(l)}; ${describe(r)}"
+    // The default provider is "environment, else system properties": report the environment's side.
+    case Config.Error.Or(l, _: Config.Error.MissingData) => describe(l)
+    case Config.Error.Or(_: Config.Error.MissingData, r) => describe(r)
     case Config.Error.Or(l, r)                => s"${describe(l)}; ${describe(r)}"
     case Config.Error.InvalidData(path, msg)  => s"${path.mkString("_").toUpperCase}: $msg"
     case Config.Error.MissingData(path, msg)  => msg

@@ -40,7 +40,11 @@ object Main extends ZIOAppDefault:
               case other        => new RuntimeException(String.valueOf(other))
             } match
               case t =>
-                sb.append(" (cause: ").append(t.getClass.getName).append(": ").append(t.getMessage).append(')')
+                sb.append(" (cause: ").append(t.getClass.getName).append(": ").append(t.getMessage)
+                var root = t
+                while root.getCause != null && (root.getCause ne root) do root = root.getCause
+                if root ne t then sb.append("; root cause: ").append(root.getClass.getName).append(": ").append(root.getMessage)
+                sb.append(')')
                 if min <= LogLevel.Debug then
                   val sw = new java.io.StringWriter()
                   t.printStackTrace(new java.io.PrintWriter(sw))

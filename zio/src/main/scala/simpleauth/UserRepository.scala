@@ -59,6 +59,30 @@ object UserRepository:
     new HikariDataSource(hc)
 
   final case class Live(ds: HikariDataSource) extends UserRepository:
+    /**
+     * Outages are logged on their transitions (one WARN when one starts, one INFO when it ends), not per request,
+     * and at most one WARN per 10 s, so a pool that flaps under load cannot flood the log.
+     */
+    private val down     = new java.util.concurrent.atomic.AtomicBoolean(false)
+    private val warned   = new java.util.concurrent.atomic.AtomicBoolean(false)
+    private val lastWarn = new java.util.concurrent.atomic.AtomicLong(0L)
+
+    private def outage(e: DatabaseUnavailable): UIO[Unit] =
+      ZIO.suspendSucceed {
+        val now = java.lang.System.nanoTime()
+        val last = lastWarn.get()
+        if down.compareAndSet(false, true) && (last == 0L || now - last >= 10_000_000_000L) && lastWarn.compareAndSet(last, now) then
+          warned.set(true)
+          ZIO.logWarningCause("database unavailable; answering 503 until it is back", Cause.fail(e.cause))
+        else ZIO.unit
+      }
+
+    private val recovered: UIO[Unit] =
+      ZIO.suspendSucceed {
+        if down.compareAndSet(true, false) && warned.getAndSet(false) then ZIO.logInfo("database available again")
+        else ZIO.unit
+      }
+
     private def withConnection[A](f: Connection => A): IO[DatabaseUnavailable, A] =
       ZIO
         .attemptBlocking {
@@ -67,6 +91,7 @@ object UserRepository:
           finally c.close()
         }
         .refineOrDie { case e: SQLException if isUnavailable(e) => DatabaseUnavailable(e) }
+        .tapBoth(outage, _ => recovered)
 
     def findByEmail(email: String): IO[DatabaseUnavailable, Option[User]] =
       withConnection { c =>
