@@ -46,8 +46,8 @@ object Api:
       body  <- readBody(req)
       creds <- ZIO.fromEither(TokenRequest.parse(kind, body))
       user  <- UserRepository.findByEmail(creds.username).mapError(_ => ApiError.TemporarilyUnavailable)
-      ok    <- checkPassword(user, creds.password)
-      pair  <- if ok then TokenSigner.issue(user.get) else ZIO.fail(ApiError.InvalidGrant)
+      known <- authenticate(user, creds.password)
+      pair  <- TokenSigner.issue(known)
     yield Response(
       Status.Ok,
       Headers(
@@ -58,16 +58,19 @@ object Api:
       Body.fromArray(TokenResponse(pair.accessToken, pair.idToken, "Bearer", pair.expiresIn).toJson.getBytes(utf8))
     )
 
-  /** Unknown users still pay for one argon2id verification, so timing does not reveal who exists. */
-  private def checkPassword(user: Option[User], password: String): URIO[PasswordVerifier, Boolean] =
+  /**
+   * The user, if the password matches; otherwise `invalid_grant`, the same for every reason. Unknown users still
+   * pay for one argon2id verification, so timing does not reveal who exists.
+   */
+  private def authenticate(user: Option[User], password: String): ZIO[PasswordVerifier, ApiError, User] =
     user match
-      case None => ZIO.serviceWithZIO[PasswordVerifier](_.verifyDummy(password)).as(false)
+      case None => ZIO.serviceWithZIO[PasswordVerifier](_.verifyDummy(password)) *> ZIO.fail(ApiError.InvalidGrant)
       case Some(u) =>
         PasswordVerifier.verify(password, u.passwordHash).flatMap {
-          case Verification.Match            => ZIO.succeed(true)
-          case Verification.Mismatch         => ZIO.succeed(false)
+          case Verification.Match            => ZIO.succeed(u)
+          case Verification.Mismatch         => ZIO.fail(ApiError.InvalidGrant)
           case Verification.Unusable(reason) =>
-            ZIO.logWarning(s"data error: user ${u.id} has an unusable password hash ($reason)").as(false)
+            ZIO.logWarning(s"data error: user ${u.id} has an unusable password hash ($reason)") *> ZIO.fail(ApiError.InvalidGrant)
         }
 
   private val health: URIO[UserRepository, Response] =

@@ -22,10 +22,12 @@ object UserRepository:
     ZIO.serviceWithZIO[UserRepository](_.findByEmail(email))
 
   /** HikariCP pool, opened with the layer and closed when the layer's scope ends (after the server stopped). */
-  val live: ZLayer[AppConfig, Nothing, UserRepository] = ZLayer.scoped {
+  val live: ZLayer[AppConfig, AppConfig.StartupError, UserRepository] = ZLayer.scoped {
     for
       cfg <- ZIO.service[AppConfig]
-      ds  <- ZIO.acquireRelease(ZIO.succeed(dataSource(cfg)))(ds => ZIO.attemptBlocking(ds.close()).orDie)
+      ds <- ZIO.acquireRelease(
+              ZIO.attemptBlocking(dataSource(cfg)).mapError(e => AppConfig.StartupError(s"cannot set up the database pool: ${e.getMessage}"))
+            )(ds => ZIO.attemptBlocking(ds.close()).orDie)
     yield Live(ds)
   }
 
@@ -35,9 +37,10 @@ object UserRepository:
     e.isInstanceOf[SQLTransientConnectionException] ||
     state.startsWith("08") || state.startsWith("53") || state.startsWith("57P") ||
     Option(e.getCause).exists(_.isInstanceOf[java.io.IOException]) ||
-    (state.isEmpty && ds0Closed(e))
+    (state.isEmpty && poolClosed(e))
 
-  private def ds0Closed(e: SQLException): Boolean = Option(e.getMessage).exists(_.contains("has been closed"))
+  /** HikariDataSource after close(): only during shutdown. */
+  private def poolClosed(e: SQLException): Boolean = Option(e.getMessage).exists(_.contains("has been closed"))
 
   def dataSource(cfg: AppConfig): HikariDataSource =
     val hc = new HikariConfig()
