@@ -69,6 +69,9 @@ object Main extends ZIOAppDefault:
       // Bodies are streamed, not aggregated by Netty, so we can answer 413 ourselves (JSON) for both
       // Content-Length and chunked bodies; Api.readBody stops at 8192 bytes.
       .enableRequestStreaming
+      // Clients that send `Expect: 100-continue` (curl for large bodies, some HTTP libraries) get their
+      // 100 at once instead of waiting for their own timeout before sending the body.
+      .acceptContinue(true)
       .gracefulShutdownTimeout(10.seconds)
       .idleTimeout(60.seconds)
       .logWarningOnFatalError(false)
