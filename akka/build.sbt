@@ -1,0 +1,57 @@
+// Scala 3 LTS. 3.3.8's compiler is on Maven Central but its scala3-sbt-bridge
+// (and scaladoc) are not, so sbt cannot compile with it; 3.3.7 is the newest
+// LTS release that is complete there.
+ThisBuild / scalaVersion := "3.3.7"
+ThisBuild / version      := "1.0.0"
+ThisBuild / organization := "example.simpleauth"
+
+val AkkaVersion     = "2.8.8"
+val AkkaHttpVersion = "10.5.3"
+
+lazy val root = (project in file("."))
+  .settings(
+    name := "simple-auth-akka",
+    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "21"),
+    javacOptions ++= Seq("--release", "21"),
+    libraryDependencies ++= Seq(
+      "com.typesafe.akka"  %% "akka-actor-typed"     % AkkaVersion,
+      "com.typesafe.akka"  %% "akka-stream"          % AkkaVersion,
+      "com.typesafe.akka"  %% "akka-slf4j"           % AkkaVersion,
+      "com.typesafe.akka"  %% "akka-http"            % AkkaHttpVersion,
+      "com.typesafe.akka"  %% "akka-http-spray-json" % AkkaHttpVersion,
+      "com.zaxxer"          % "HikariCP"             % "7.1.0",
+      "org.postgresql"      % "postgresql"           % "42.7.14",
+      "com.nimbusds"        % "nimbus-jose-jwt"      % "10.10",
+      "org.bouncycastle"    % "bcprov-jdk18on"       % "1.86",
+      "ch.qos.logback"      % "logback-classic"      % "1.5.18",
+      "org.scalatest"      %% "scalatest"                % "3.2.19"        % Test,
+      "com.typesafe.akka"  %% "akka-http-testkit"        % AkkaHttpVersion % Test,
+      "com.typesafe.akka"  %% "akka-stream-testkit"      % AkkaVersion     % Test,
+      "com.typesafe.akka"  %% "akka-actor-testkit-typed" % AkkaVersion     % Test
+    ),
+    // No API docs are built; skipping scaladoc keeps `package`/`assembly` lean.
+    Compile / doc / sources := Nil,
+    Test / fork := true,
+    Test / baseDirectory := baseDirectory.value,
+    run / fork := true,
+    assembly / mainClass := Some("simpleauth.App"),
+    assembly / assemblyJarName := "simple-auth-akka.jar",
+    assembly / target := baseDirectory.value / "target",
+    assembly / test := {},
+    assembly / assemblyMergeStrategy := {
+      case "reference.conf" | "application.conf"          => MergeStrategy.concat
+      case "version.conf"                                  => MergeStrategy.concat
+      case PathList("META-INF", "versions", _, "module-info.class") => MergeStrategy.discard
+      case "module-info.class"                             => MergeStrategy.discard
+      case PathList("META-INF", "services", _*)            => MergeStrategy.filterDistinctLines
+      case PathList("META-INF", xs @ _*) if xs.lastOption.contains("MANIFEST.MF") => MergeStrategy.discard
+      case PathList("META-INF", xs @ _*) if xs.lastOption.exists(n => n.endsWith(".SF") || n.endsWith(".DSA") || n.endsWith(".RSA")) => MergeStrategy.discard
+      case PathList("META-INF", "INDEX.LIST")              => MergeStrategy.discard
+      // bcprov is only used through its lightweight API (Argon2BytesGenerator),
+      // not as a signed JCE provider, so dropping its jar signature is harmless.
+      case x if x.endsWith(".proto")                       => MergeStrategy.first
+      case x =>
+        val old = (assembly / assemblyMergeStrategy).value
+        old(x)
+    }
+  )

@@ -1,0 +1,43 @@
+package simpleauth
+
+import akka.http.scaladsl.model.{HttpHeader, StatusCode, StatusCodes}
+import akka.http.scaladsl.model.headers.{Allow, RawHeader}
+import akka.http.scaladsl.model.HttpMethod
+
+/** An RFC 6749 §5.2 error answer: status, `error` code, optional description, extra headers. */
+final case class ApiError(
+    status: StatusCode,
+    error: String,
+    description: Option[String],
+    headers: List[HttpHeader] = Nil
+)
+
+object ApiError {
+  def invalidRequest(description: String): ApiError =
+    ApiError(StatusCodes.BadRequest, "invalid_request", Some(description))
+
+  val unsupportedGrantType: ApiError =
+    ApiError(StatusCodes.BadRequest, "unsupported_grant_type", Some("grant_type must be \"password\""))
+
+  /** The same bytes for an unknown user, a wrong password and an unusable stored hash. */
+  val invalidGrant: ApiError =
+    ApiError(StatusCodes.BadRequest, "invalid_grant", Some("invalid username or password"))
+
+  val payloadTooLarge: ApiError =
+    ApiError(StatusCodes.ContentTooLarge, "invalid_request", Some("request body is larger than 8192 bytes"))
+
+  val unsupportedMediaType: ApiError =
+    ApiError(StatusCodes.UnsupportedMediaType, "invalid_request",
+      Some("Content-Type must be application/json or application/x-www-form-urlencoded"))
+
+  def methodNotAllowed(allowed: Seq[HttpMethod]): ApiError =
+    ApiError(StatusCodes.MethodNotAllowed, "invalid_request", Some("method not allowed"), List(Allow(allowed.toList)))
+
+  val notFound: ApiError = ApiError(StatusCodes.NotFound, "not_found", None)
+
+  val temporarilyUnavailable: ApiError =
+    ApiError(StatusCodes.ServiceUnavailable, "temporarily_unavailable", Some("the user store is unavailable, retry later"),
+      List(RawHeader("Retry-After", "1")))
+
+  val serverError: ApiError = ApiError(StatusCodes.InternalServerError, "server_error", Some("internal error"))
+}

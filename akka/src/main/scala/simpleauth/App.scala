@@ -1,0 +1,90 @@
+package simpleauth
+
+import akka.Done
+import akka.actor.CoordinatedShutdown
+import akka.actor.typed.{ActorSystem, DispatcherSelector}
+import akka.actor.typed.scaladsl.Behaviors
+import akka.http.scaladsl.Http
+import com.typesafe.config.{Config, ConfigFactory}
+import org.slf4j.LoggerFactory
+import scala.concurrent.{ExecutionContext, Future}
+import scala.concurrent.duration.*
+import scala.util.{Failure, Success}
+
+object App {
+  private val Name = "simple-auth-akka"
+
+  /** Shutdown asked for by SIGTERM/SIGINT: a normal stop, exit code 0. */
+  private case object SignalReceived extends CoordinatedShutdown.Reason
+
+  def main(args: Array[String]): Unit = {
+    // Validate everything before any thread, pool or actor exists, so a refused
+    // start is one line on stderr and a non-zero exit.
+    val settings = Settings.fromEnv() match {
+      case Right(s) => s
+      case Left(e) =>
+        System.err.println(s"$Name: refusing to start: ${e.message}")
+        System.exit(2)
+        return
+    }
+    System.setProperty("LOG_LEVEL", settings.logLevel)
+
+    given system: ActorSystem[Nothing] = ActorSystem(Behaviors.empty[Nothing], "simple-auth", actorSystemConfig(settings))
+    given ExecutionContext = system.executionContext
+    val log = LoggerFactory.getLogger("simpleauth")
+
+    val dbEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.db-dispatcher"))
+    val hashingEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.hashing-dispatcher"))
+
+    val dataSource = JdbcUserRepository.dataSource(settings)
+    val shutdown = CoordinatedShutdown(system)
+    // After the HTTP binding has drained (service-unbind .. service-stop), close the pool.
+    shutdown.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate, "close-db-pool") { () =>
+      Future { dataSource.close(); Done }(using dbEc)
+    }
+
+    val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds)
+    val routes = new TokenRoutes(
+      new JdbcUserRepository(dataSource)(using dbEc),
+      new PasswordVerifier,
+      signer,
+      hashingEc
+    ).routes
+
+    installSignalHandlers(shutdown)
+
+    Http().newServerAt(settings.host, settings.port).bind(routes).onComplete {
+      case Success(binding) =>
+        binding.addToCoordinatedShutdown(hardTerminationDeadline = 10.seconds)
+        val version = Option(getClass.getPackage.getImplementationVersion).getOrElse("dev")
+        val address = binding.localAddress
+        log.info(s"$Name $version listening on http://${address.getHostString}:${address.getPort} " +
+          s"(db pool ${settings.dbPoolSize}, kid ${signer.kid}, issuer ${settings.issuer})")
+      case Failure(e) =>
+        System.err.println(s"$Name: cannot listen on ${settings.host}:${settings.port}: ${e.getMessage}")
+        shutdown.run(CoordinatedShutdown.UnknownReason).onComplete(_ => System.exit(1))
+    }
+  }
+
+  private def actorSystemConfig(settings: Settings): Config = {
+    val hashingThreads = math.max(1, Runtime.getRuntime.availableProcessors())
+    ConfigFactory.parseString(
+      s"""
+         |simple-auth.db-dispatcher.thread-pool-executor.fixed-pool-size = ${settings.dbPoolSize}
+         |simple-auth.hashing-dispatcher.thread-pool-executor.fixed-pool-size = $hashingThreads
+         |akka.coordinated-shutdown.exit-jvm = on
+         |akka.coordinated-shutdown.exit-code = 0
+         |""".stripMargin
+    ).withFallback(ConfigFactory.load())
+  }
+
+  /**
+   * The JVM's own SIGTERM handling runs the shutdown hooks and then exits with 143;
+   * the contract wants exit 0 after a clean drain, so handle the signals ourselves
+   * and let CoordinatedShutdown (exit-jvm = on, exit-code = 0) end the process.
+   */
+  private def installSignalHandlers(shutdown: CoordinatedShutdown): Unit =
+    for (name <- List("TERM", "INT"))
+      try sun.misc.Signal.handle(new sun.misc.Signal(name), _ => { shutdown.run(SignalReceived); () })
+      catch { case _: IllegalArgumentException => () } // signal not available on this platform
+}

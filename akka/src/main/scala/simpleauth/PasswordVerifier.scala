@@ -1,0 +1,124 @@
+package simpleauth
+
+import java.nio.charset.StandardCharsets
+import java.security.MessageDigest
+import java.util.Base64
+import javax.crypto.Mac
+import javax.crypto.spec.SecretKeySpec
+import org.bouncycastle.crypto.generators.Argon2BytesGenerator
+import org.bouncycastle.crypto.params.Argon2Parameters
+import scala.util.control.NonFatal
+
+/** Outcome of checking a password against a stored PHC-style hash. */
+enum Verification {
+  case Valid
+  case Invalid
+  /** The stored string is no hash this service understands; the login fails. */
+  case Malformed(reason: String)
+}
+
+/**
+ * Verifies `$argon2id$...` and the legacy `$hmac-sha256$salt$hash` strings (contract §4).
+ * Stateless and thread-safe: every call builds its own Mac / generator, because
+ * JCA `Mac` and `MessageDigest` instances must not be shared between threads.
+ * CPU- and memory-heavy (argon2id m=19 MiB): callers run it on the hashing dispatcher.
+ */
+final class PasswordVerifier {
+  import PasswordVerifier.*
+
+  def verify(password: String, stored: String): Verification =
+    try {
+      if (stored.startsWith("$argon2id$")) verifyArgon2id(password, stored)
+      else if (stored.startsWith("$hmac-sha256$")) verifyHmac(password, stored)
+      else Verification.Malformed("unknown hash scheme")
+    } catch {
+      case NonFatal(e) => Verification.Malformed(s"unusable hash (${e.getClass.getSimpleName})")
+    }
+
+  /** Burns the same work as checking an argon2id user, for unknown usernames. */
+  def verifyDummy(password: String): Unit = { verify(password, DummyArgon2idHash); () }
+
+  private def verifyHmac(password: String, stored: String): Verification =
+    outcome {
+      for {
+        fields   <- stored.split("\\$", -1) match { // "", "hmac-sha256", salt, hash
+                      case Array("", _, salt, hash) => Right((salt, hash))
+                      case _                        => Left("legacy hash: expected $hmac-sha256$<salt>$<hash>")
+                    }
+        salt     <- decodeB64(fields._1).filter(_.nonEmpty).toRight("legacy hash: salt is not base64")
+        expected <- decodeB64(fields._2).filter(_.length == 32).toRight("legacy hash: hash is not 32 bytes of base64")
+      } yield {
+        val mac = Mac.getInstance("HmacSHA256") // one per call: Mac is not thread-safe
+        mac.init(new SecretKeySpec(salt, "HmacSHA256"))
+        MessageDigest.isEqual(mac.doFinal(password.getBytes(StandardCharsets.UTF_8)), expected)
+      }
+    }
+
+  private def verifyArgon2id(password: String, stored: String): Verification =
+    outcome {
+      for {
+        fields <- stored.split("\\$", -1) match { // "", "argon2id", "v=19", "m=..,t=..,p=..", salt, hash
+                    case Array("", _, version, params, salt, hash) => Right((version, params, salt, hash))
+                    case _                                         => Left("argon2id: expected 6 fields")
+                  }
+        (version, params, saltB64, hashB64) = fields
+        _ <- Either.cond(version == "v=19", (), "argon2id: only version 19 is supported")
+        mtp <- params.split(",", -1).toList.map(_.split("=", 2).toList) match {
+                 case List(List("m", m), List("t", t), List("p", p)) =>
+                   (parseInt(m), parseInt(t), parseInt(p)) match {
+                     case (Some(m0), Some(t0), Some(p0)) => Right((m0, t0, p0))
+                     case _                              => Left("argon2id: bad parameters")
+                   }
+                 case _ => Left("argon2id: expected m=..,t=..,p=..")
+               }
+        (m, t, p) = mtp
+        // Bounds keep one bad row from exhausting memory or CPU.
+        _ <- Either.cond(p >= 1 && p <= 64 && t >= 1 && t <= 64 && m >= 8 * p && m <= MaxMemoryKiB, (),
+               "argon2id: parameters out of range")
+        salt     <- decodeB64(saltB64).filter(_.length >= 8).toRight("argon2id: salt is not base64 of 8+ bytes")
+        expected <- decodeB64(hashB64).filter(h => h.length >= 4 && h.length <= 1024).toRight("argon2id: hash is not base64 of 4..1024 bytes")
+      } yield {
+        val generator = new Argon2BytesGenerator()
+        generator.init(
+          new Argon2Parameters.Builder(Argon2Parameters.ARGON2_id)
+            .withVersion(Argon2Parameters.ARGON2_VERSION_13)
+            .withMemoryAsKB(m)
+            .withIterations(t)
+            .withParallelism(p)
+            .withSalt(salt)
+            .build()
+        )
+        val actual = new Array[Byte](expected.length)
+        generator.generateBytes(password.getBytes(StandardCharsets.UTF_8), actual)
+        MessageDigest.isEqual(actual, expected)
+      }
+    }
+
+  private def outcome(checked: Either[String, Boolean]): Verification = checked match {
+    case Left(reason) => Verification.Malformed(reason)
+    case Right(true)  => Verification.Valid
+    case Right(false) => Verification.Invalid
+  }
+}
+
+object PasswordVerifier {
+  private val MaxMemoryKiB = 1024 * 1024 // 1 GiB
+
+  /**
+   * A well-formed argon2id hash with the default parameters for new users
+   * (m=19456, t=2, p=1) that no password matches in practice; verifying against
+   * it costs what a wrong password for a real argon2id user costs.
+   */
+  val DummyArgon2idHash: String =
+    "$argon2id$v=19$m=19456,t=2,p=1$c2ltcGxlLWF1dGgtZHVtIQ$ZHVtbXktaGFzaC1mb3ItdW5rbm93bi11c2Vycy0hISE"
+
+  private def parseInt(s: String): Option[Int] =
+    if (s.nonEmpty && s.length <= 10 && s.forall(c => c >= '0' && c <= '9')) s.toIntOption else None
+
+  /** Standard alphabet, padding optional (argon2 omits it, the legacy scheme keeps it). */
+  private def decodeB64(s: String): Option[Array[Byte]] =
+    if (s.isEmpty || !s.forall(c => c.isLetterOrDigit && c < 128 || c == '+' || c == '/' || c == '=')) None
+    else
+      try Some(Base64.getDecoder.decode(s))
+      catch { case _: IllegalArgumentException => None }
+}

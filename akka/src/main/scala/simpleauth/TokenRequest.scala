@@ -1,0 +1,139 @@
+package simpleauth
+
+import akka.util.ByteString
+import java.io.ByteArrayOutputStream
+import java.nio.ByteBuffer
+import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCharsets}
+import scala.collection.mutable
+import scala.util.control.NonFatal
+import spray.json.*
+
+/** A validated password-grant request. */
+final case class TokenRequest(username: String, password: String) {
+  override def toString: String = s"TokenRequest($username, ***)"
+}
+
+/**
+ * Reads the two body encodings of POST /token (contract §1, spec/README.md) from
+ * raw bytes, so that invalid UTF-8, repeated form parameters and JSON type
+ * errors are all answered with the contract's codes instead of the framework's.
+ */
+object TokenRequest {
+  val MaxUsernameCodePoints = 254
+  val MaxPasswordBytes = 1024
+
+  def fromJson(body: ByteString): Either[ApiError, TokenRequest] =
+    for {
+      text <- utf8(body)
+      json <- (try Right(JsonParser(text))
+               catch { case NonFatal(_) => Left(ApiError.invalidRequest("body is not valid JSON")) })
+      obj  <- json match {
+                case JsObject(fields) => Right(fields)
+                case _                => Left(ApiError.invalidRequest("body must be a JSON object"))
+              }
+      grant <- obj.get("grant_type") match {
+                 case None                   => Right(None)
+                 case Some(JsString(g))      => Right(Some(g))
+                 case Some(_)                => Left(ApiError.invalidRequest("grant_type must be a string"))
+               }
+      username <- jsonString(obj, "username")
+      password <- jsonString(obj, "password")
+      request  <- validate(grant, requireGrant = false, username, password)
+    } yield request
+
+  def fromForm(body: ByteString): Either[ApiError, TokenRequest] =
+    for {
+      text   <- utf8(body)
+      params <- parseForm(text)
+      grant    <- single(params, "grant_type")
+      username <- single(params, "username")
+      password <- single(params, "password")
+      request  <- validate(grant, requireGrant = true, username, password)
+    } yield request
+
+  private def jsonString(obj: Map[String, JsValue], name: String): Either[ApiError, Option[String]] =
+    obj.get(name) match {
+      case None              => Right(None)
+      case Some(JsString(s)) => Right(Some(s))
+      case Some(_)           => Left(ApiError.invalidRequest(s"$name must be a string"))
+    }
+
+  private def validate(grant: Option[String], requireGrant: Boolean, username: Option[String], password: Option[String]): Either[ApiError, TokenRequest] =
+    grant match {
+      case None if requireGrant => Left(ApiError.invalidRequest("grant_type is required"))
+      case Some("") if requireGrant => Left(ApiError.invalidRequest("grant_type is required"))
+      case Some(g) if g != "password" => Left(ApiError.unsupportedGrantType)
+      case _ =>
+        (username, password) match {
+          case (None | Some(""), _) => Left(ApiError.invalidRequest("username is required"))
+          case (_, None | Some("")) => Left(ApiError.invalidRequest("password is required"))
+          case (Some(u), Some(p)) =>
+            if (u.codePointCount(0, u.length) > MaxUsernameCodePoints)
+              Left(ApiError.invalidRequest(s"username is longer than $MaxUsernameCodePoints characters"))
+            else if (p.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes)
+              Left(ApiError.invalidRequest(s"password is longer than $MaxPasswordBytes bytes"))
+            else Right(TokenRequest(u, p))
+        }
+    }
+
+  /** RFC 6749 §3.2: request parameters must not be included more than once. */
+  private def single(params: Map[String, List[String]], name: String): Either[ApiError, Option[String]] =
+    params.getOrElse(name, Nil) match {
+      case Nil      => Right(None)
+      case v :: Nil => Right(Some(v))
+      case _        => Left(ApiError.invalidRequest(s"$name given more than once"))
+    }
+
+  private def utf8(body: ByteString): Either[ApiError, String] =
+    try
+      Right(
+        StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(body.asByteBuffer)
+          .toString
+      )
+    catch { case _: CharacterCodingException => Left(ApiError.invalidRequest("body is not valid UTF-8")) }
+
+  /** application/x-www-form-urlencoded: `+` is a space, %XX are UTF-8 octets. */
+  private def parseForm(text: String): Either[ApiError, Map[String, List[String]]] = {
+    val out = mutable.LinkedHashMap.empty[String, List[String]]
+    val pairs = text.split("&", -1).iterator.filter(_.nonEmpty)
+    var error: Option[ApiError] = None
+    while (error.isEmpty && pairs.hasNext) {
+      val pair = pairs.next()
+      val eq = pair.indexOf('=')
+      val (k, v) = if (eq < 0) (pair, "") else (pair.substring(0, eq), pair.substring(eq + 1))
+      (percentDecode(k), percentDecode(v)) match {
+        case (Some(key), Some(value)) => out.update(key, out.getOrElse(key, Nil) :+ value)
+        case _                        => error = Some(ApiError.invalidRequest("body is not valid form encoding"))
+      }
+    }
+    error.toLeft(out.toMap)
+  }
+
+  private def percentDecode(s: String): Option[String] = {
+    if (s.indexOf('%') < 0) return Some(s.replace('+', ' '))
+    val bytes = new ByteArrayOutputStream(s.length)
+    val raw = s.getBytes(StandardCharsets.UTF_8)
+    var i = 0
+    while (i < raw.length) {
+      raw(i) match {
+        case '+' => bytes.write(' '); i += 1
+        case '%' =>
+          if (i + 2 >= raw.length) return None
+          val hi = Character.digit(raw(i + 1).toChar, 16)
+          val lo = Character.digit(raw(i + 2).toChar, 16)
+          if (hi < 0 || lo < 0) return None
+          bytes.write(hi * 16 + lo); i += 3
+        case b => bytes.write(b.toInt); i += 1
+      }
+    }
+    try
+      Some(StandardCharsets.UTF_8.newDecoder()
+        .onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT)
+        .decode(ByteBuffer.wrap(bytes.toByteArray)).toString)
+    catch { case _: CharacterCodingException => None }
+  }
+}

@@ -1,0 +1,75 @@
+package simpleauth
+
+import com.nimbusds.jose.{JOSEObjectType, JWSAlgorithm, JWSHeader}
+import com.nimbusds.jose.crypto.RSASSASigner
+import com.nimbusds.jose.jwk.{KeyUse, RSAKey}
+import com.nimbusds.jwt.{JWTClaimsSet, SignedJWT}
+import java.nio.charset.StandardCharsets
+import java.security.MessageDigest
+import java.time.Instant
+import java.util.{Base64, Date, UUID}
+
+/** The user fields that go into the tokens. */
+final case class User(id: UUID, username: String, name: String, email: String, passwordHash: String) {
+  override def toString: String = s"User($id, $username)" // never the hash
+}
+
+final case class TokenPair(accessToken: String, idToken: String, expiresIn: Long)
+
+/** The public half of the signing key as a JWK (RFC 7517), for /.well-known/jwks.json. */
+final case class PublicJwk(kid: String, n: String, e: String)
+
+/**
+ * Signs the access and ID tokens (contract §2) with RS256. `RSASSASigner` creates
+ * a fresh `java.security.Signature` per call, so one signer serves all threads.
+ */
+final class TokenSigner(key: SigningKey, issuer: String, audience: String, ttlSeconds: Long, clock: () => Instant = () => Instant.now()) {
+  private val publicJwk: RSAKey = new RSAKey.Builder(key.publicKey).build()
+
+  /** RFC 7638 thumbprint (SHA-256, base64url) of the public key. */
+  val kid: String = publicJwk.computeThumbprint("SHA-256").toString
+
+  val jwk: PublicJwk = PublicJwk(kid, publicJwk.getModulus.toString, publicJwk.getPublicExponent.toString)
+
+  private val signer = new RSASSASigner(key.privateKey)
+  private val header = new JWSHeader.Builder(JWSAlgorithm.RS256).`type`(JOSEObjectType.JWT).keyID(kid).build()
+
+  def issue(user: User): TokenPair = {
+    val now = clock().getEpochSecond
+    val iat = new Date(now * 1000)
+    val exp = new Date((now + ttlSeconds) * 1000)
+    val sid = UUID.randomUUID().toString
+    def common = new JWTClaimsSet.Builder()
+      .issuer(issuer)
+      .audience(audience)
+      .subject(user.id.toString)
+      .issueTime(iat)
+      .expirationTime(exp)
+      .claim("sid", sid)
+      .jwtID(UUID.randomUUID().toString)
+    val access = sign(common.build())
+    val id = sign(
+      common
+        .claim("name", user.name)
+        .claim("preferred_username", user.username)
+        .claim("email", user.email)
+        .claim("at_hash", TokenSigner.atHash(access))
+        .build()
+    )
+    TokenPair(access, id, ttlSeconds)
+  }
+
+  private def sign(claims: JWTClaimsSet): String = {
+    val jwt = new SignedJWT(header, claims)
+    jwt.sign(signer)
+    jwt.serialize()
+  }
+}
+
+object TokenSigner {
+  /** OIDC Core §3.1.3.6: base64url(left-most 128 bits of SHA-256(ASCII(access_token))). */
+  def atHash(accessToken: String): String = {
+    val digest = MessageDigest.getInstance("SHA-256").digest(accessToken.getBytes(StandardCharsets.US_ASCII))
+    Base64.getUrlEncoder.withoutPadding.encodeToString(java.util.Arrays.copyOf(digest, 16))
+  }
+}

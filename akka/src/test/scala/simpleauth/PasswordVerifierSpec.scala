@@ -1,0 +1,41 @@
+package simpleauth
+
+import org.scalatest.matchers.should.Matchers
+import org.scalatest.wordspec.AnyWordSpec
+
+class PasswordVerifierSpec extends AnyWordSpec with Matchers {
+  private val verifier = new PasswordVerifier
+
+  "PasswordVerifier" should {
+    "have vectors to check" in {
+      Vectors.passwords.size should be > 10
+    }
+
+    for (v <- Vectors.passwords) {
+      val expected =
+        if (v.valid) "Valid" else if (v.malformed) "Malformed" else "Invalid"
+      s"answer $expected for vector ${v.name}" in {
+        val result = verifier.verify(v.password, v.hash)
+        if (v.valid) result shouldBe Verification.Valid
+        else if (v.malformed) result shouldBe a[Verification.Malformed]
+        else result shouldBe Verification.Invalid
+      }
+    }
+
+    "treat the dummy hash as a well-formed argon2id hash with the default parameters" in {
+      PasswordVerifier.DummyArgon2idHash should startWith("$argon2id$v=19$m=19456,t=2,p=1$")
+      verifier.verify("anything", PasswordVerifier.DummyArgon2idHash) shouldBe Verification.Invalid
+    }
+
+    "be safe to use from many threads at once" in {
+      import scala.concurrent.{Await, Future}
+      import scala.concurrent.ExecutionContext.Implicits.global
+      import scala.concurrent.duration.*
+      val legacy = Vectors.passwords.filter(_.hash.startsWith("$hmac-sha256$")).filterNot(_.malformed)
+      val results = Await.result(
+        Future.sequence((1 to 200).map(i => Future { val v = legacy(i % legacy.size); verifier.verify(v.password, v.hash) == Verification.Valid == v.valid })),
+        30.seconds)
+      results.forall(identity) shouldBe true
+    }
+  }
+}
