@@ -68,7 +68,10 @@ object TokenRequest {
           case (None | Some(""), _) => Left(ApiError.invalidRequest("username is required"))
           case (_, None | Some("")) => Left(ApiError.invalidRequest("password is required"))
           case (Some(u), Some(p)) =>
-            if (u.codePointCount(0, u.length) > MaxUsernameCodePoints)
+            if (u.indexOf('\u0000') >= 0)
+              // PostgreSQL text cannot hold NUL: refuse it here rather than fail in the driver.
+              Left(ApiError.invalidRequest("username must not contain NUL"))
+            else if (u.codePointCount(0, u.length) > MaxUsernameCodePoints)
               Left(ApiError.invalidRequest(s"username is longer than $MaxUsernameCodePoints characters"))
             else if (p.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes)
               Left(ApiError.invalidRequest(s"password is longer than $MaxPasswordBytes bytes"))

@@ -173,6 +173,16 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
       }
     }
 
+    "refuse a NUL in the username before it reaches the database" in {
+      Post("/token", json("{\"username\":\"john\\u0000@example.com\",\"password\":\"TopSecret0!\"}")) ~> routes ~> check {
+        status shouldBe StatusCodes.BadRequest
+        errorCode shouldBe "invalid_request"
+      }
+      Post("/token", form("grant_type=password&username=john%00%40example.com&password=x")) ~> routes ~> check {
+        errorCode shouldBe "invalid_request"
+      }
+    }
+
     "answer 415 for a missing or other Content-Type" in {
       for (entity <- List(
              HttpEntity(ContentTypes.`text/plain(UTF-8)`, "{}"),
