@@ -69,9 +69,8 @@ object Main extends ZIOAppDefault:
       // Bodies are streamed, not aggregated by Netty, so we can answer 413 ourselves (JSON) for both
       // Content-Length and chunked bodies; Api.readBody stops at 8192 bytes.
       .enableRequestStreaming
-      // Clients that send `Expect: 100-continue` (curl for large bodies, some HTTP libraries) get their
-      // 100 at once instead of waiting for their own timeout before sending the body.
-      .acceptContinue(true)
+      // acceptContinue stays off: with Netty's HttpServerExpectContinueHandler in the pipeline, one of the
+      // suite's generated requests (schemathesis, a PUT with a body) never got an answer.
       .gracefulShutdownTimeout(10.seconds)
       .idleTimeout(60.seconds)
       .logWarningOnFatalError(false)
