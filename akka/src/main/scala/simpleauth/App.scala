@@ -5,6 +5,8 @@ import akka.actor.CoordinatedShutdown
 import akka.actor.typed.{ActorSystem, DispatcherSelector}
 import akka.actor.typed.scaladsl.Behaviors
 import akka.http.scaladsl.Http
+import akka.http.scaladsl.model.HttpMethod
+import akka.http.scaladsl.settings.ServerSettings
 import com.typesafe.config.{Config, ConfigFactory}
 import org.slf4j.LoggerFactory
 import scala.concurrent.{ExecutionContext, Future}
@@ -36,16 +38,16 @@ object App {
     val dbEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.db-dispatcher"))
     val hashingEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.hashing-dispatcher"))
 
-    val dataSource = JdbcUserRepository.dataSource(settings)
+    val connections = new ConnectionSource(settings)
     val shutdown = CoordinatedShutdown(system)
     // After the HTTP binding has drained (service-unbind .. service-stop), close the pool.
     shutdown.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate, "close-db-pool") { () =>
-      Future { dataSource.close(); Done }(using dbEc)
+      Future { connections.close(); Done }(using dbEc)
     }
 
     val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds)
     val routes = new TokenRoutes(
-      new JdbcUserRepository(dataSource)(using dbEc),
+      new JdbcUserRepository(connections, settings.dbAcquireTimeoutMs)(using dbEc),
       new PasswordVerifier,
       signer,
       hashingEc
@@ -53,7 +55,14 @@ object App {
 
     installSignalHandlers(shutdown)
 
-    Http().newServerAt(settings.host, settings.port).bind(routes).onComplete {
+    // QUERY (the safe "GET with a body" draft) is parsed as a method so that it gets
+    // the contract's 405 + Allow instead of the parser's 501.
+    val serverSettings = {
+      val base = ServerSettings(system)
+      base.withParserSettings(base.parserSettings.withCustomMethods(HttpMethod.custom("QUERY")))
+    }
+
+    Http().newServerAt(settings.host, settings.port).withSettings(serverSettings).bind(routes).onComplete {
       case Success(binding) =>
         binding.addToCoordinatedShutdown(hardTerminationDeadline = 10.seconds)
         val version = Option(getClass.getPackage.getImplementationVersion).getOrElse("dev")

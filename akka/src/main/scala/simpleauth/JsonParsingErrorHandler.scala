@@ -14,7 +14,9 @@ object JsonParsingErrorHandler extends ParsingErrorHandler {
   override def handle(status: StatusCode, info: ErrorInfo, log: LoggingAdapter, settings: ServerSettings): HttpResponse = {
     val error =
       if (status == StatusCodes.ContentTooLarge) ApiError.payloadTooLarge
-      else if (status.intValue >= 500) ApiError(status, "server_error", Some(info.summary))
+      // What the parser refuses (HTTP/9.9, an unknown method, ...) is the client's
+      // fault, not the server's: answer 400 rather than 501/505.
+      else if (status.intValue >= 500) ApiError(StatusCodes.BadRequest, "invalid_request", Some(info.summary))
       else ApiError(status, "invalid_request", Some(info.summary))
     TokenRoutes.errorResponse(error)
   }

@@ -1,8 +1,11 @@
 package simpleauth
 
 import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
-import java.sql.{SQLException, SQLNonTransientConnectionException, SQLTransientConnectionException}
+import java.sql.{Connection, SQLException, SQLNonTransientConnectionException, SQLTransientConnectionException}
 import java.util.UUID
+import java.util.Properties
+import java.util.concurrent.atomic.{AtomicBoolean, AtomicReference}
+import scala.util.control.NonFatal
 import scala.concurrent.{ExecutionContext, Future}
 
 /** The database could not be reached, or no pooled connection came in time: 503. */
@@ -52,16 +55,68 @@ object JdbcUserRepository {
 }
 
 /**
+ * The HikariCP pool, renewable. HikariCP reconnects by itself, but while the
+ * database is gone its connection-adder backs off up to 5 s between attempts
+ * (hard-coded), so recovery could lag the database by seconds. Once a plain
+ * connection outside the pool succeeds again, the pool is replaced by a fresh one
+ * (which fills at once) and the old one, whose connections died with the
+ * database, is closed in the background.
+ */
+final class ConnectionSource(settings: Settings) {
+  private val current = new AtomicReference[HikariDataSource](JdbcUserRepository.dataSource(settings))
+  private val driver = new org.postgresql.Driver()
+
+  def pool: HikariDataSource = current.get()
+
+  def reachable(): Boolean = {
+    val props = new Properties()
+    settings.database.user.foreach(props.setProperty("user", _))
+    settings.database.password.foreach(props.setProperty("password", _))
+    val seconds = math.max(1L, (settings.dbAcquireTimeoutMs + 999) / 1000).toString
+    props.setProperty("connectTimeout", seconds)
+    props.setProperty("loginTimeout", seconds)
+    props.setProperty("socketTimeout", seconds)
+    try {
+      val conn = driver.connect(settings.database.jdbcUrl, props)
+      try conn != null && conn.isValid(1) finally if (conn != null) conn.close()
+    } catch { case NonFatal(_) => false }
+  }
+
+  def renew(): Unit = {
+    val old = current.getAndSet(JdbcUserRepository.dataSource(settings))
+    val closer = new Thread(() => old.close(), "simple-auth-pool-closer")
+    closer.setDaemon(true)
+    closer.start()
+  }
+
+  def close(): Unit = current.get().close()
+}
+
+/**
  * JDBC through HikariCP. Every call blocks, so it runs on `blockingEc`, the
  * dedicated database dispatcher sized to the pool — never on akka's default dispatcher.
+ *
+ * Because that dispatcher has one thread per connection, requests queue in front
+ * of it when the database is slow or gone. Two rules keep every answer within
+ * about DB_ACQUIRE_TIMEOUT_MS even then:
+ *  - a call that already waited the acquire timeout for a thread answers 503 at once;
+ *  - once a connection attempt has failed, only one call at a time tries the
+ *    database again (and the pool reconnects through it); the others answer 503
+ *    immediately instead of each blocking for the full timeout. That one call
+ *    first tries a plain connection; when it succeeds the pool is renewed
+ *    (see ConnectionSource) and the gate reopens.
  */
-final class JdbcUserRepository(ds: javax.sql.DataSource)(using blockingEc: ExecutionContext) extends UserRepository {
+final class JdbcUserRepository(source: ConnectionSource, acquireTimeoutMs: Long)(using blockingEc: ExecutionContext)
+    extends UserRepository {
   import JdbcUserRepository.*
 
-  override def findByEmail(email: String): Future[Option[User]] = Future {
-    guarded {
-      val conn = ds.getConnection()
-      try {
+  private val down = new AtomicBoolean(false)
+  private val trialRunning = new AtomicBoolean(false)
+
+  override def findByEmail(email: String): Future[Option[User]] = {
+    val submitted = System.nanoTime()
+    Future {
+      withConnection(submitted) { conn =>
         val st = conn.prepareStatement(FindByEmailSql)
         try {
           st.setString(1, email)
@@ -72,25 +127,47 @@ final class JdbcUserRepository(ds: javax.sql.DataSource)(using blockingEc: Execu
             else None
           finally rs.close()
         } finally st.close()
-      } finally conn.close()
+      }
     }
   }
 
-  override def ping(): Future[Unit] = Future {
-    guarded {
-      val conn = ds.getConnection()
-      try {
+  override def ping(): Future[Unit] = {
+    val submitted = System.nanoTime()
+    Future {
+      withConnection(submitted) { conn =>
         val st = conn.createStatement()
         try {
           st.setQueryTimeout(1)
           val rs = st.executeQuery("SELECT 1")
           try { rs.next(); () } finally rs.close()
         } finally st.close()
-      } finally conn.close()
+      }
     }
   }
 
-  private def guarded[A](body: => A): A =
-    try body
-    catch { case e: SQLException if isUnavailable(e) => throw new DatabaseUnavailable(e) }
+  private def withConnection[A](submittedNanos: Long)(body: Connection => A): A = {
+    if ((System.nanoTime() - submittedNanos) / 1000000L >= acquireTimeoutMs)
+      throw new DatabaseUnavailable(new SQLTransientConnectionException("no database thread free within the acquire timeout"))
+    val trial = down.get()
+    if (trial && !trialRunning.compareAndSet(false, true))
+      throw new DatabaseUnavailable(new SQLTransientConnectionException("database unreachable; a reconnection attempt is under way"))
+    try {
+      val result =
+        try {
+          if (trial) {
+            if (!source.reachable())
+              throw new SQLTransientConnectionException("database unreachable", "08001")
+            source.renew()
+          }
+          val conn = source.pool.getConnection()
+          try body(conn) finally conn.close()
+        } catch { case e: SQLException if isUnavailable(e) => throw new DatabaseUnavailable(e) }
+      down.set(false)
+      result
+    } catch {
+      case e: DatabaseUnavailable =>
+        down.set(true)
+        throw e
+    } finally if (trial) trialRunning.set(false)
+  }
 }
