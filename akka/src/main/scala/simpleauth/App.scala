@@ -66,8 +66,8 @@ object App {
       case Success(binding) =>
         binding.addToCoordinatedShutdown(hardTerminationDeadline = 10.seconds)
         val version = Option(getClass.getPackage.getImplementationVersion).getOrElse("dev")
-        val address = binding.localAddress
-        log.info(s"$Name $version listening on http://${address.getHostString}:${address.getPort} " +
+        val address = binding.localAddress // the real port when PORT=0
+        log.info(s"$Name $version listening on http://${settings.host}:${address.getPort} " +
           s"(db pool ${settings.dbPoolSize}, kid ${signer.kid}, issuer ${settings.issuer})")
       case Failure(e) =>
         System.err.println(s"$Name: cannot listen on ${settings.host}:${settings.port}: ${e.getMessage}")
