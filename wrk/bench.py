@@ -6,6 +6,7 @@
     python3 wrk/bench.py --cpus 0.5 --memory 128        # custom limits for the server
     python3 wrk/bench.py --url actix=https://simple-auth-actix.fly.dev   # already-running services
     python3 wrk/bench.py --smoke                        # short phases, one concurrency (CI)
+    python3 wrk/bench.py --target docker --smoke        # the images of docker-compose.yml (wrk/docker.py)
 
 Per stack: release build (timed), artifact size, conformance gate, start with
 the contract's environment, start-up time (exec -> first 200 on /token),
@@ -82,6 +83,7 @@ class Settings:
     conformance: bool
     build: bool
     out: Path
+    target: str = "local"
 
 
 def parse_args(argv: list[str] | None) -> Settings:
@@ -105,6 +107,8 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--no-build", action="store_true", help="use the existing artifacts (build time not measured)")
     ap.add_argument("--smoke", action="store_true", help="short phases, one concurrency, one repeat (CI)")
     ap.add_argument("--out", type=Path, default=ROOT / "results")
+    ap.add_argument("--target", choices=("local", "docker"), default="local",
+                    help="docker: build the images, compose up, measure the containers on their published ports")
     a = ap.parse_args(argv)
 
     if not 0 <= a.wrong_share <= 1:
@@ -136,6 +140,8 @@ def parse_args(argv: list[str] | None) -> Settings:
         profile = "custom"
     if urls and limits:
         ap.error("limits apply to servers this runner starts, not to --url targets")
+    if a.target == "docker" and urls:
+        ap.error("--target docker measures the compose stacks, not --url targets")
     if a.smoke:
         concurrency, duration, warmup, primer, repeats = [concurrency[0]], 3, 2, 1, 1
     else:
@@ -144,7 +150,7 @@ def parse_args(argv: list[str] | None) -> Settings:
         ap.error("--duration and --repeats must be at least 1")
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
                     a.key_bits, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
-                    not (a.skip_conformance or a.smoke), not a.no_build, a.out)
+                    not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target)
 
 
 # --------------------------------------------------------------------------- progress
@@ -454,6 +460,7 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
         "libraries": {s.name: library_versions(s) for s in stacks},
         "settings": {
             "profile": settings.profile,
+            "target": settings.target,
             "limits": asdict(settings.limits),
             "scenario": settings.scenario,
             "wrong_share": settings.wrong_share,
@@ -566,6 +573,72 @@ def bench_stack(stack: Stack, settings: Settings, db_url: str, progress: Progres
         result["phases"] = sampler.phases
         result["log_tail"] = log_path.read_text(errors="replace")[-2000:]
     return result
+
+
+def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, workdir: Path) -> list[dict]:
+    """The compose stacks: images from host-built artifacts, containers on their published ports.
+    CPU time and RSS of the container's main process (the server itself: the images exec it), plus the
+    container's cgroup CPU time and memory (peak, limit). The conformance suite against the containers is
+    wrk/docker-ci.sh's job (it needs the suite's issuer/audience); here the verification gates the numbers."""
+    import docker
+    limits = (settings.limits.cpus, settings.limits.memory_mb) if settings.limits else None
+    env = docker.compose_env(docker.readable_key(settings.key_bits), limits)
+    names = [s.name for s in stacks if s.name in docker.PORTS]
+    results = [{"name": s.name, "target": "docker", "failed": "no service in docker-compose.yml"}
+               for s in stacks if s.name not in docker.PORTS]
+    try:
+        progress.say("docker", "stand-in base images, PostgreSQL")
+        docker.standins()
+        docker.compose(["up", "-d", "postgres"], env)
+        for stack in stacks:
+            if stack.name not in docker.PORTS:
+                continue
+            result: dict = {"name": stack.name, "description": stack.manifest.get("description", ""), "target": "docker"}
+            results.append(result)
+            url = f"http://127.0.0.1:{docker.PORTS[stack.name]}"
+            try:
+                if settings.build:
+                    progress.say(stack.name, "release build")
+                    result["build_s"] = round(stack.build(), 1)
+                result["artifact_bytes"] = stack.artifact.stat().st_size
+                progress.say(stack.name, "image build")
+                result["image_build_s"] = docker.build_images([stack.name], env, build_artifacts=False)[stack.name]
+                result["image_bytes"] = docker.image_bytes(stack.name)
+                progress.say(stack.name, "start container")
+                t0 = time.monotonic()
+                docker.compose(["up", "-d", "--no-deps", stack.name], env, limited=bool(limits))
+                docker.wait_http(url + "/health", 180)
+                result["startup_s"] = round(time.monotonic() - t0, 3)  # compose up -> /health 200
+                cid = docker.container_id(env, stack.name)
+                cg = docker.ContainerCgroup(cid)
+                reason = verify_service(url, "http://localhost:8080", settings.key_bits)
+                if reason:
+                    result["failed"] = f"verification: {reason}"
+                    continue
+                sampler = Sampler(docker.container_pid(cid), t0)
+                sampler.start()
+                cpu0 = cg.cpu_seconds()
+                try:
+                    result.update(measure(stack.name, url, settings, progress, sampler))
+                finally:
+                    sampler.stop()
+                cpu1 = cg.cpu_seconds()
+                result["samples"] = sampler.samples
+                result["phases"] = sampler.phases
+                result["container"] = {"cgroup_cpu_s": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None,
+                                       **cg.memory(), "limits": {"cpus": settings.limits.cpus,
+                                                                 "memory_mb": settings.limits.memory_mb}}
+                if result["container"].get("oom_kills"):
+                    result["failed"] = f"OOM-killed in the container (oom_kill={result['container']['oom_kills']})"
+            except (ToolError, subprocess.TimeoutExpired, OSError) as e:
+                result["failed"] = str(e)
+            finally:
+                logs = docker.compose(["logs", "--no-color", "--tail", "40", stack.name], env, check=False, quiet=True)
+                result["log_tail"] = (logs.stdout or "")[-2000:]
+                docker.compose(["stop", "-t", "15", stack.name], env, check=False, quiet=True)
+    finally:
+        docker.down(env)
+    return results
 
 
 def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> dict:
@@ -764,6 +837,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench: {tool} not found (apt-get install {tool})", file=sys.stderr)
             return 2
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    if settings.target == "docker":
+        settings.profile = "docker-" + settings.profile
     out = settings.out / f"{stamp}-{settings.profile}"
     out.mkdir(parents=True, exist_ok=True)
     stacks = [Stack.load(s) for s in settings.stacks]
@@ -779,7 +854,9 @@ def main(argv: list[str] | None = None) -> int:
 
     results = []
     try:
-        if stacks:
+        if stacks and settings.target == "docker":
+            results.extend(bench_docker(stacks, settings, progress, out))
+        elif stacks:
             with stackctl.database() as (db_url, _pg):
                 for stack in stacks:
                     results.append(bench_stack(stack, settings, db_url, progress, out))

@@ -1,0 +1,84 @@
+"""Every fly config matches its stack: .venv/bin/python -m pytest fly"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FLY = ROOT / "fly"
+# The contract's environment variables (shared/contract.md §5, spec/openapi.yaml).
+CONTRACT_ENV = {"PORT", "HOST", "DATABASE_URL", "DB_POOL_SIZE", "DB_ACQUIRE_TIMEOUT_MS", "JWT_PRIVATE_KEY_FILE",
+                "JWT_PRIVATE_KEY", "JWT_ISSUER", "JWT_AUDIENCE", "TOKEN_TTL_SECONDS", "LOG_LEVEL"}
+# Secrets and attachments, never in a committed config.
+SECRETS = {"DATABASE_URL", "JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"}
+STACKS = sorted(p.parent.name for p in ROOT.glob("*/stack.json"))
+CONFIGS = sorted(FLY.glob("*.toml"))
+
+
+def load(name: str) -> dict:
+    return tomllib.loads((FLY / f"{name}.toml").read_text())
+
+
+def test_one_config_per_stack():
+    assert sorted(p.stem for p in CONFIGS) == STACKS
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_app_and_build(name):
+    cfg = load(name)
+    assert cfg["app"] == f"simple-auth-{name}"
+    dockerfile = (FLY / cfg["build"]["dockerfile"]).resolve()
+    assert dockerfile == ROOT / name / "Dockerfile" and dockerfile.is_file()
+    # The image fly builds is the Dockerfile's last stage: the full build, not the prebuilt shortcut.
+    assert "build_target" not in cfg["build"]
+    stages = re.findall(r"^FROM\s+\S+\s+AS\s+(\S+)", dockerfile.read_text(), re.M | re.I)
+    assert stages[-1] == "runtime" and "runtime-prebuilt" in stages
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_http_service_and_health_check(name):
+    cfg = load(name)
+    svc = cfg["http_service"]
+    assert svc["internal_port"] == 8080 == int(cfg["env"]["PORT"])
+    assert svc["force_https"] is True
+    checks = svc["checks"]
+    assert checks and all(c["path"] == "/health" and c.get("method", "GET").upper() == "GET" for c in checks)
+    assert "services" not in cfg, "one way of declaring the service: [http_service]"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_vm_is_the_benchmarked_size(name):
+    (vm,) = load(name)["vm"]
+    assert vm["size"] == "shared-cpu-1x" and vm["memory"] == "256mb"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_env_names_are_the_contracts(name):
+    env = load(name)["env"]
+    assert set(env) <= CONTRACT_ENV, set(env) - CONTRACT_ENV
+    assert not set(env) & SECRETS, "DATABASE_URL and the key are set by fly postgres attach / fly secrets"
+    assert env["HOST"] == "0.0.0.0" and env["DB_POOL_SIZE"] == "10"
+    assert env["JWT_ISSUER"] == f"https://simple-auth-{name}.fly.dev"
+    assert all(isinstance(v, str) for v in env.values())
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_dockerfile_speaks_the_contract(name):
+    text = (ROOT / name / "Dockerfile").read_text()
+    for var in re.findall(r"^\s*(?:ENV\s+)?([A-Z_]+)=", text, re.M):
+        assert var in CONTRACT_ENV | {"JAVA_OPTS"}, var
+    assert re.search(r"^USER\s+(?!root|0\b)\S+", text, re.M), "runs as a non-root user"
+    assert re.search(r"^EXPOSE\s+8080\b", text, re.M)
+    assert re.search(r"^ARG\s+BUILD_IMAGE=", text, re.M) and re.search(r"^ARG\s+RUNTIME_IMAGE=", text, re.M)
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_prebuilt_target_ships_the_manifest_artifact(name):
+    manifest = json.loads((ROOT / name / "stack.json").read_text())
+    text = (ROOT / name / "Dockerfile").read_text()
+    prebuilt = text.split("AS runtime-prebuilt", 1)[1].split("FROM", 1)[0]
+    assert f"COPY {manifest['artifact']} " in prebuilt

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Docker end to end, on a Debian machine without a container registry (CI):
+#   bash wrk/docker-ci.sh
+# 1. installs docker.io, docker-compose, debootstrap, wrk if missing; starts dockerd if not running;
+# 2. stands in the public base images if absent (docker/standins/: debian:bookworm-slim from debootstrap,
+#    eclipse-temurin:25-jre from this machine's Temurin 25, postgres:15-bookworm with Debian's PostgreSQL);
+# 3. builds each stack on the host (wrk/stackctl.py build) and its image with `--target runtime-prebuilt`
+#    (the same runtime stage as the full in-Docker build);
+# 4. docker-compose up (PostgreSQL seeded from sql/, the stacks on 8081-8084), the conformance suite
+#    against every container, then a fly-sized (1 CPU, 256 MB) memory check, tear down;
+# 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
+# Exits non-zero if anything failed. Idempotent: stand-in images stay cached; containers, networks and
+# volumes are removed; a dockerd this script started is stopped again (KEEP_DOCKERD=1 keeps it).
+# Knobs: STACKS="actix spring" (default: every folder with stack.json and Dockerfile),
+#        SKIP_BUILD=1 (use existing host artifacts), SKIP_BENCH=1.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+STATE=${SIMPLE_AUTH_DOCKER_STATE:-/var/tmp/simple-auth-docker}
+export SIMPLE_AUTH_DOCKER_STATE=$STATE COMPOSE_PROJECT_NAME=simple-auth-ci
+mkdir -p "$STATE"
+PY=$ROOT/.venv/bin/python
+failed=()
+started_dockerd=""
+t_start=$(date +%s)
+
+say() { printf '\n=== [docker-ci %ss] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
+die() { echo "docker-ci: $*" >&2; cleanup; exit 1; }
+
+compose_env() {
+  export DOCKER_TARGET=runtime-prebuilt JWT_KEY_PATH="$STATE/jwt-dev-2048.pem" BIND_ADDR=127.0.0.1
+  export JWT_ISSUER=https://issuer.conformance.test JWT_AUDIENCE=conformance-api TOKEN_TTL_SECONDS=900
+}
+compose() { docker-compose -f "$ROOT/docker-compose.yml" "$@"; }
+
+cleanup() {
+  if command -v docker-compose >/dev/null && docker info >/dev/null 2>&1; then
+    compose_env
+    compose down -v --remove-orphans -t 15 >/dev/null 2>&1
+    COMPOSE_PROJECT_NAME=simple-auth compose down -v --remove-orphans -t 15 >/dev/null 2>&1
+  fi
+  if [ -n "$started_dockerd" ] && [ -z "${KEEP_DOCKERD:-}" ]; then
+    kill "$started_dockerd" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$started_dockerd" 2>/dev/null || break; sleep 1; done
+  fi
+}
+trap 'cleanup' EXIT
+trap 'echo "docker-ci: interrupted" >&2; exit 130' INT TERM
+
+# --------------------------------------------------------------------------- 1. tools, engine
+say "tools"
+need=()
+command -v dockerd >/dev/null || need+=(docker.io)
+command -v docker-compose >/dev/null || need+=(docker-compose)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+command -v wrk >/dev/null || need+=(wrk)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" || die "apt-get install ${need[*]} failed"
+fi
+if [ ! -x "$PY" ]; then
+  python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check -r spec/requirements.txt \
+    && touch .venv/.installed || die "could not create .venv"
+fi
+if ! docker info >/dev/null 2>&1; then
+  say "starting dockerd (log: $STATE/dockerd.log)"
+  dockerd --storage-driver overlay2 >"$STATE/dockerd.log" 2>&1 &
+  started_dockerd=$!
+  for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || die "dockerd did not start (see $STATE/dockerd.log)"
+fi
+
+# --------------------------------------------------------------------------- 2. base images
+say "stand-in base images (cached after the first run)"
+"$PY" wrk/docker.py standins || die "stand-in images failed"
+
+# --------------------------------------------------------------------------- 3. artifacts and images
+if [ -z "${STACKS:-}" ]; then
+  STACKS=$(for f in */stack.json; do s=${f%/stack.json}; [ -f "$s/Dockerfile" ] && grep -q "^  $s:" docker-compose.yml && echo "$s"; done | xargs)
+fi
+[ -n "$STACKS" ] || die "no stacks with a Dockerfile"
+install -m 0644 spec/keys/dev-rsa-2048.pem "$STATE/jwt-dev-2048.pem"   # containers run as uid 10001
+compose_env
+built=()
+for s in $STACKS; do
+  if [ -z "${SKIP_BUILD:-}" ]; then
+    say "$s: host build (python3 wrk/stackctl.py build $s)"
+    if ! python3 wrk/stackctl.py build "$s"; then failed+=("$s(build)"); continue; fi
+  fi
+  say "$s: image (--target runtime-prebuilt)"
+  if compose build -q "$s"; then built+=("$s"); else failed+=("$s(image)"); fi
+done
+[ ${#built[@]} -gt 0 ] || die "no image was built: ${failed[*]}"
+docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E '^simple-auth-' || true
+
+# --------------------------------------------------------------------------- 4. compose up, conformance
+port_of() { case $1 in actix) echo 8081;; spring) echo 8082;; akka) echo 8083;; zio) echo 8084;; esac; }
+wait_up() {  # /health 200, then one login (the JVMs answer their first requests slowly)
+  local url=$1
+  for _ in $(seq 180); do curl -fsS -m 2 "$url/health" >/dev/null 2>&1 && break; sleep 1; done
+  curl -fsS -m 2 "$url/health" >/dev/null 2>&1 || return 1
+  for _ in 1 2 3 4 5; do
+    curl -s -m 10 -o /dev/null "$url/.well-known/jwks.json"
+    curl -s -m 10 -o /dev/null -H 'Content-Type: application/json' \
+      -d '{"username":"john@example.com","password":"TopSecret0!"}' "$url/token"
+  done
+}
+say "compose up: postgres + ${built[*]}"
+compose up -d postgres "${built[@]}" || die "compose up failed"
+for s in "${built[@]}"; do
+  url=http://127.0.0.1:$(port_of "$s")
+  if ! wait_up "$url"; then
+    failed+=("$s(start)"); compose logs --no-color --tail 40 "$s"; continue
+  fi
+  say "$s: conformance suite against the container ($url)"
+  "$PY" -m pytest spec/conformance -q -p no:cacheprovider --base-url "$url" || failed+=("$s(conformance)")
+done
+# Logs of the containers (start-up line, no errors) for the record.
+compose logs --no-color --tail 5 "${built[@]}" 2>/dev/null | grep -v '^Attaching' | head -40
+
+say "fly-sized containers (1 CPU, 256 MB): start, log in, not OOM-killed"
+compose -f "$ROOT/docker-compose.fly.yml" up -d "${built[@]}" || failed+=("fly-sized(up)")
+for s in "${built[@]}"; do
+  url=http://127.0.0.1:$(port_of "$s")
+  if wait_up "$url" && curl -fsS -m 10 -o /dev/null -H 'Content-Type: application/json' \
+       -d '{"username":"john@example.com","password":"TopSecret0!"}' "$url/token"; then
+    cid=$(compose ps -q "$s")
+    echo "$s: $(docker inspect -f 'mem limit {{.HostConfig.Memory}} B, cpus {{.HostConfig.NanoCpus}}e-9, OOMKilled={{.State.OOMKilled}}' "$cid")"
+    [ "$(docker inspect -f '{{.State.OOMKilled}}' "$cid")" = false ] || failed+=("$s(fly-sized OOM)")
+  else
+    failed+=("$s(fly-sized)"); compose logs --no-color --tail 40 "$s"
+  fi
+done
+compose down -v --remove-orphans -t 15
+
+# --------------------------------------------------------------------------- 5. quick docker benchmark
+if [ -z "${SKIP_BENCH:-}" ]; then
+  say "quick docker benchmark: ${built[*]}"
+  unset JWT_ISSUER JWT_AUDIENCE TOKEN_TTL_SECONDS
+  COMPOSE_PROJECT_NAME=simple-auth "$PY" wrk/bench.py --target docker --smoke --no-build \
+    --stacks "$(IFS=,; echo "${built[*]}")" || failed+=("bench")
+fi
+
+say "done in $(( $(date +%s) - t_start )) s"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "docker-ci: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "docker-ci: all passed: ${built[*]}"
