@@ -120,7 +120,8 @@ def standin_jre() -> None:
         mods = subprocess.run([str(jdk / "bin" / "java"), "--list-modules"], capture_output=True, text=True, check=True).stdout
         dev_tools = {"jdk.jlink", "jdk.jpackage", "jdk.javadoc", "jdk.jshell", "jdk.compiler", "jdk.jdeps", "jdk.jartool",
                      "jdk.jconsole", "jdk.hotspot.agent", "jdk.jstatd", "jdk.internal.ed", "jdk.internal.le",
-                     "jdk.internal.opt", "jdk.editpad"}
+                     "jdk.internal.opt", "jdk.editpad", "jdk.incubator.vector", "jdk.graal.compiler",
+                     "jdk.graal.compiler.management", "jdk.internal.vm.ci"}
         wanted = [m.split("@")[0] for m in mods.split()]
         wanted = ",".join(m for m in wanted if m not in dev_tools)
         run([str(jdk / "bin" / "jlink"), "--add-modules", wanted, "--strip-debug", "--no-man-pages",
