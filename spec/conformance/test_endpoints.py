@@ -29,6 +29,15 @@ def test_health_up(http, service):
     assert r.json() == {"status": "up"}
 
 
+@pytest.mark.parametrize("path", ["/health", "/.well-known/jwks.json"])
+@pytest.mark.parametrize("content_type", ["multipart/form-data", "text/plain", "application/json"])
+def test_read_only_endpoints_ignore_a_request_content_type(http, service, path, content_type):
+    # A GET carries no meaningful body; whatever Content-Type a client sends must not turn it into an error.
+    r = http.get(service.url(path), headers={"Content-Type": content_type}, timeout=10)
+    assert r.status_code == 200, r.text[:300]
+    assert media_type(r) == "application/json"
+
+
 @pytest.mark.parametrize("path", ["/", "/nope", "/token/", "/tokens", "/.well-known/openid-configuration",
                                   "/.well-known/jwks.json/x", "/health/x", "/TOKEN"])
 def test_unknown_paths_are_404(http, service, path):

@@ -218,8 +218,8 @@ def test_form_body_over_8_kib(http, service):
     assert_error(post(http, service, body, FORM), 413, "invalid_request")
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "multipart/form-data; boundary=x", "application/xml",
-                                          "application/jsonx", "application"])
+@pytest.mark.parametrize("content_type", ["text/plain", "multipart/form-data; boundary=x", "multipart/form-data",
+                                          "application/xml", "application/jsonx", "application"])
 def test_other_content_types(http, service, content_type):
     r = post(http, service, b'{"username":"john@example.com","password":"TopSecret0!"}', {"Content-Type": content_type})
     assert_error(r, 415, "invalid_request")
