@@ -3,6 +3,7 @@
 #   make test-faults           the fault suite with its long parts (latency under slow clients, soak)
 #   make soak                  5-minute memory soak per stack
 #   make bench                 the benchmark (throw-away PostgreSQL unless DATABASE_URL is set)
+#   make docker-test           images, docker compose, conformance per container, a fly-sized check, a docker bench
 #   make run STACK=actix       one stack in the foreground with the dev key
 # A stack is any folder with a stack.json (see spec/README.md).
 
@@ -14,7 +15,7 @@ STACKS := $(patsubst %/stack.json,%,$(wildcard */stack.json))
 STACK  ?=
 ONLY   := $(or $(STACK),$(STACKS))
 
-.PHONY: help test test-faults soak unit conformance tools-test run db build venv bench bench-smoke clean
+.PHONY: help test test-faults soak unit conformance tools-test run db build venv bench bench-smoke docker-test clean
 .DEFAULT_GOAL := help
 
 help:
@@ -58,7 +59,7 @@ soak: venv
 # The project's own tooling: vectors up to date, runner and spec self-tests.
 tools-test: venv
 	$(PY) spec/gen_vectors.py --check
-	$(PY) -m pytest -q wrk/tests spec/tests
+	$(PY) -m pytest -q wrk/tests spec/tests fly
 
 build: venv
 	@for s in $(ONLY); do $(PY) wrk/stackctl.py build $$s || exit 1; done
@@ -78,6 +79,10 @@ bench: venv
 # The whole pipeline with short phases: proves it on every change (CI).
 bench-smoke: venv
 	$(PY) wrk/bench.py --smoke $(BENCH_ARGS)
+
+# Docker end to end (installs docker.io and starts dockerd when needed; see wrk/docker-ci.sh).
+docker-test: venv
+	bash wrk/docker-ci.sh
 
 clean:
 	rm -rf $(VENV) */target */project/target
