@@ -23,6 +23,8 @@ lazy val root = (project in file("."))
       "org.postgresql"      % "postgresql"           % "42.7.14",
       "com.nimbusds"        % "nimbus-jose-jwt"      % "10.10",
       "org.bouncycastle"    % "bcprov-jdk18on"       % "1.86",
+      // RSA signing through AWS-LC (native), the same provider in all three JVM stacks: see NativeCrypto.
+      ("software.amazon.cryptools" % "AmazonCorrettoCryptoProvider" % "2.5.0").classifier("linux-x86_64"),
       "ch.qos.logback"      % "logback-classic"      % "1.5.18",
       "org.scalatest"      %% "scalatest"                % "3.2.19"        % Test,
       "com.typesafe.akka"  %% "akka-http-testkit"        % AkkaHttpVersion % Test,
@@ -32,6 +34,7 @@ lazy val root = (project in file("."))
     // No API docs are built; skipping scaladoc keeps `package`/`assembly` lean.
     Compile / doc / sources := Nil,
     Test / fork := true,
+    Test / javaOptions += "--enable-native-access=ALL-UNNAMED", // ACCP loads its native library
     Test / baseDirectory := baseDirectory.value,
     run / fork := true,
     assembly / mainClass := Some("simpleauth.App"),

@@ -17,6 +17,8 @@ lazy val root = (project in file("."))
       "org.postgresql"        % "postgresql"      % "42.7.14",
       "com.nimbusds"          % "nimbus-jose-jwt" % "10.10",
       "org.bouncycastle"      % "bcprov-jdk18on"  % "1.86",
+      // RSA signing through AWS-LC (native), the same provider in all three JVM stacks: see NativeCrypto.
+      ("software.amazon.cryptools" % "AmazonCorrettoCryptoProvider" % "2.5.0").classifier("linux-x86_64"),
       "org.slf4j"             % "slf4j-simple"    % "2.0.20",
       "dev.zio"              %% "zio-test"        % zioVersion % Test,
       "dev.zio"              %% "zio-test-sbt"    % zioVersion % Test
@@ -27,6 +29,7 @@ lazy val root = (project in file("."))
     scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "21"),
     javacOptions ++= Seq("--release", "21"),
     Test / fork := true,
+    Test / javaOptions += "--enable-native-access=ALL-UNNAMED", // ACCP loads its native library
     Test / baseDirectory := baseDirectory.value
   )
 

@@ -20,6 +20,7 @@ object App {
   private case object SignalReceived extends CoordinatedShutdown.Reason
 
   def main(args: Array[String]): Unit = {
+    val nativeCryptoUnavailable = NativeCrypto.install() // before the key is parsed
     // Validate everything before any thread, pool or actor exists, so a refused
     // start is one line on stderr and a non-zero exit.
     val settings = Settings.fromEnv() match {
@@ -34,6 +35,7 @@ object App {
     given system: ActorSystem[Nothing] = ActorSystem(Behaviors.empty[Nothing], "simple-auth", actorSystemConfig(settings))
     given ExecutionContext = system.executionContext
     val log = LoggerFactory.getLogger("simpleauth")
+    nativeCryptoUnavailable.foreach(why => log.warn(s"native crypto provider unavailable, signing with the JDK's RSA: $why"))
 
     val dbEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.db-dispatcher"))
     val hashingEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.hashing-dispatcher"))
@@ -68,7 +70,7 @@ object App {
         val version = Option(getClass.getPackage.getImplementationVersion).getOrElse("dev")
         val address = binding.localAddress // the real port when PORT=0
         log.info(s"$Name $version listening on http://${settings.host}:${address.getPort} " +
-          s"(db pool ${settings.dbPoolSize}, kid ${signer.kid}, issuer ${settings.issuer})")
+          s"(db pool ${settings.dbPoolSize}, kid ${signer.kid}, issuer ${settings.issuer}, rsa ${NativeCrypto.rsaProvider})")
       case Failure(e) =>
         System.err.println(s"$Name: cannot listen on ${settings.host}:${settings.port}: ${e.getMessage}")
         shutdown.run(CoordinatedShutdown.UnknownReason).onComplete(_ => System.exit(1))

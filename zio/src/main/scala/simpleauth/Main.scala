@@ -86,7 +86,7 @@ object Main extends ZIOAppDefault:
       kid  <- ZIO.serviceWith[TokenSigner](_.kid)
       _ <- ZIO.logInfo(
         s"simple-auth stack=$StackName version=$Version listening on ${cfg.host}:$port " +
-          s"db=${cfg.database.display} pool=${cfg.poolSize} kid=$kid issuer=${cfg.issuer}"
+          s"db=${cfg.database.display} pool=${cfg.poolSize} kid=$kid issuer=${cfg.issuer} rsa=${NativeCrypto.rsaProvider}"
       )
       _ <- stop.await
       _ <- ZIO.logInfo("shutting down: draining in-flight requests")
@@ -98,6 +98,8 @@ object Main extends ZIOAppDefault:
       for
         stop <- Promise.make[Nothing, Unit]
         _    <- onSignals(stop)
+        noNativeCrypto <- NativeCrypto.install // before the key is parsed
+        _    <- ZIO.foreachDiscard(noNativeCrypto)(why => ZIO.logWarning(s"native crypto provider unavailable, signing with the JDK's RSA: $why"))
         cfg  <- AppConfig.load
         services = ZLayer.succeed(cfg) >>> (UserRepository.live ++ PasswordVerifier.live ++ TokenSigner.live)
         // The services layer is the outer one: its pool is opened before and closed after the server.

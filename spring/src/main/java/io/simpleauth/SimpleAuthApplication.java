@@ -2,6 +2,7 @@ package io.simpleauth;
 
 import io.simpleauth.config.AuthSettings;
 import io.simpleauth.config.InvalidSettingsException;
+import io.simpleauth.config.NativeCrypto;
 import io.simpleauth.token.SigningKey;
 import sun.misc.Signal;
 
@@ -15,6 +16,11 @@ import org.springframework.context.ConfigurableApplicationContext;
 public class SimpleAuthApplication {
 
 	public static void main(String[] args) {
+		String nativeCryptoUnavailable = NativeCrypto.install(); // before the key is parsed
+		if (nativeCryptoUnavailable != null) {
+			System.err.println("simple-auth-spring: warning: native crypto provider unavailable, signing with the JDK's RSA: "
+					+ nativeCryptoUnavailable);
+		}
 		AuthSettings settings;
 		try {
 			// Validated before Spring starts: a bad key or DATABASE_URL is one line on stderr, not a failure report.

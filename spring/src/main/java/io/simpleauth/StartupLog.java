@@ -1,6 +1,7 @@
 package io.simpleauth;
 
 import io.simpleauth.config.AuthSettings;
+import io.simpleauth.config.NativeCrypto;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,10 +27,10 @@ class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 	public void onApplicationEvent(ApplicationReadyEvent event) {
 		int port = event.getApplicationContext() instanceof WebServerApplicationContext web
 				? web.getWebServer().getPort() : this.settings.port();
-		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} pool_size={} kid={} issuer={}",
+		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} pool_size={} kid={} issuer={} rsa={}",
 				SimpleAuthApplication.version(), SpringBootVersion.getVersion(), Runtime.version().feature(),
 				this.settings.host(), port, this.settings.poolSize(), this.settings.signingKey().kid(),
-				this.settings.issuer());
+				this.settings.issuer(), NativeCrypto.rsaProvider());
 	}
 
 }

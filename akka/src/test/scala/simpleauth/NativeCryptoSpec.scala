@@ -1,0 +1,35 @@
+package simpleauth
+
+import com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider
+import java.nio.charset.StandardCharsets
+import java.security.{PrivateKey, Signature}
+import org.scalatest.matchers.should.Matchers
+import org.scalatest.wordspec.AnyWordSpec
+
+class NativeCryptoSpec extends AnyWordSpec with Matchers {
+  private val signingInput = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJqb2huIn0".getBytes(StandardCharsets.US_ASCII)
+  private def linuxX64 = sys.props("os.name") == "Linux" && Set("amd64", "x86_64").contains(sys.props("os.arch"))
+
+  private def sign(key: PrivateKey, signature: Signature): Array[Byte] = {
+    signature.initSign(key)
+    signature.update(signingInput)
+    signature.sign()
+  }
+
+  private def parse(pem: String): SigningKey = Settings.parsePkcs8RsaKey(pem).fold(e => fail(e.message), identity)
+
+  "NativeCrypto" should {
+    "sign with AWS-LC on Linux x86-64 and give the JDK's bytes" in {
+      assume(linuxX64, "ACCP's native library is for Linux x86-64")
+      val pem = Vectors.pem("keys/dev-rsa-2048.pem")
+      val jdk = sign(parse(pem).privateKey, Signature.getInstance("SHA256withRSA", "SunRsaSign"))
+
+      NativeCrypto.install() shouldBe None
+      NativeCrypto.rsaProvider should startWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME)
+      val signature = Signature.getInstance("SHA256withRSA")
+      signature.getProvider.getName shouldBe AmazonCorrettoCryptoProvider.PROVIDER_NAME
+      // RSASSA-PKCS1-v1_5 is deterministic: same key, same input, same bytes.
+      sign(parse(pem).privateKey, signature) shouldBe jdk
+    }
+  }
+}
