@@ -209,6 +209,36 @@ def find_java_home() -> Path:
     raise ToolError("no JDK 21+ found: set JAVA_HOME to one (Temurin 25 is the reference)")
 
 
+# --------------------------------------------------------------------------- AOT cache
+
+AOT_MIN_JDK = 25          # -XX:AOTCacheOutput (one-step training) is JDK 25's (JEP 514)
+AOT_TRAINING_ROUNDS = 60  # ~600 requests: enough for the start-up path and first profiles, a few seconds
+
+
+def training_requests(i: int) -> list[tuple[str, str, str | None, bytes | None]]:
+    """Round i of the training workload: logins of both schemes and encodings, every error path, the GETs."""
+    n = i % 10000 + 1
+    login = json.dumps({"username": f"legacy{n}@example.com", "password": f"legacy-pass-{n}"}).encode()
+    form = f"grant_type=password&username=legacy{n}%40example.com&password=legacy-pass-{n}".encode()
+    reqs = [
+        ("POST", "/token", "application/json", login),
+        ("POST", "/token", "application/json", login),
+        ("POST", "/token", "application/json", login),
+        ("POST", "/token", "application/x-www-form-urlencoded", form),
+        ("POST", "/token", "application/json", json.dumps({"username": f"legacy{n}@example.com", "password": "wrong"}).encode()),
+        ("POST", "/token", "application/json", b'{"username": '),
+        ("POST", "/token", "text/plain", b"x"),
+        ("GET", "/token", None, None),
+        ("GET", "/health", None, None),
+        ("GET", "/.well-known/jwks.json", None, None),
+        ("GET", "/nope", None, None),
+    ]
+    if i % 20 == 0:  # argon2id, both a user's hash and the unknown-user decoy (tens of ms each)
+        reqs.append(("POST", "/token", "application/json", json.dumps({"username": "jane@example.com", "password": "CorrectHorse9!"}).encode()))
+        reqs.append(("POST", "/token", "application/json", json.dumps({"username": f"nobody{i}@example.com", "password": "x"}).encode()))
+    return reqs
+
+
 # --------------------------------------------------------------------------- stacks
 
 
@@ -245,10 +275,64 @@ class Stack:
             env["PATH"] = f"{java_home / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         return env
 
-    def command(self, key: str) -> list[str]:
+    def command(self, key: str, aot_output: Path | None = None) -> list[str]:
         parts = self.manifest[key]
         java = str(find_java_home() / "bin" / "java") if self.uses_java else "java"
-        return [p.replace("{java}", java) for p in parts]
+        cmd = [p.replace("{java}", java) for p in parts]
+        if key == "run" and cmd and cmd[0] == java:
+            if aot_output is not None:
+                cmd.insert(1, f"-XX:AOTCacheOutput={aot_output}")
+            elif self.aot_cache_is_current():
+                cmd.insert(1, f"-XX:AOTCache={self.aot_cache}")
+        return cmd
+
+    @property
+    def aot_cache(self) -> Path | None:
+        """The JDK's AOT cache (JEP 483/514) for this stack, if its manifest names one and the JDK is 25+."""
+        rel = self.manifest.get("aot_cache")
+        if not rel or not self.uses_java or java_version(find_java_home()) < AOT_MIN_JDK:
+            return None
+        return self.dir / rel
+
+    def aot_cache_is_current(self) -> bool:
+        """A cache is used only if it was trained after the artifact was built (a stale one is ignored)."""
+        cache = self.aot_cache
+        return bool(cache and cache.exists() and self.artifact.exists()
+                    and cache.stat().st_mtime >= self.artifact.stat().st_mtime)
+
+    def train_aot_cache(self) -> None:
+        """A training run for the JVM's AOT cache: the run command (same flags, which the cache must match)
+        against a database, a few hundred requests along every path the service has, then SIGTERM; the JVM
+        writes the cache as it exits. Classes come loaded and linked, and hot methods profiled, at the next
+        start. Every JVM stack that names an `aot_cache` is trained by this same routine."""
+        cache = self.aot_cache
+        if cache is None:
+            return
+        cache.unlink(missing_ok=True)
+        log(f"training {self.name}'s AOT cache: start, {AOT_TRAINING_ROUNDS} rounds of requests, SIGTERM")
+        with database() as (url, _pg), tempfile.NamedTemporaryFile(prefix=f"aot-{self.name}-", suffix=".log") as out:
+            port = free_port()
+            base = f"http://127.0.0.1:{port}"
+            proc = subprocess.Popen(self.command("run", aot_output=cache), cwd=self.dir,
+                                    env=self.contract_env(url, port), stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                wait_http(base + "/health", proc, 120)
+                for i in range(AOT_TRAINING_ROUNDS):
+                    for method, path, ctype, body in training_requests(i):
+                        req = urllib.request.Request(base + path, data=body, method=method,
+                                                     headers={"Content-Type": ctype} if ctype else {})
+                        with contextlib.suppress(urllib.error.HTTPError):
+                            urllib.request.urlopen(req, timeout=10).read()
+            except (ToolError, OSError) as e:
+                stop_process(proc)
+                raise ToolError(f"AOT training of {self.name} failed: {e}; output:\n"
+                                + Path(out.name).read_text(errors="replace")[-2000:]) from e
+            code = stop_process(proc, timeout=120)
+            if code != 0 or not cache.exists():
+                raise ToolError(f"AOT training of {self.name}: exit {code}, no cache written; output:\n"
+                                + Path(out.name).read_text(errors="replace")[-2000:])
+        log(f"{self.name}: AOT cache {cache.relative_to(ROOT)} ({cache.stat().st_size / 2**20:.0f} MiB)")
 
     @property
     def artifact(self) -> Path:
@@ -274,11 +358,14 @@ class Stack:
             raise ToolError(f"build of {self.name} failed (exit {res.returncode})")
         if not self.artifact.exists():
             raise ToolError(f"build of {self.name} did not produce {self.artifact}")
+        self.train_aot_cache()
         return time.monotonic() - t0
 
     def ensure_built(self) -> None:
         if self.needs_build():
             self.build()
+        elif self.aot_cache is not None and not self.aot_cache_is_current():
+            self.train_aot_cache()
 
     def unit_test(self) -> int:
         log(f"unit tests of {self.name}: {' '.join(self.manifest['test'])}")

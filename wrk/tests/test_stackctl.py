@@ -84,3 +84,48 @@ def test_unknown_stack_is_a_clear_error():
 
 def test_java_home_is_21_or_newer():
     assert stackctl.java_version(stackctl.find_java_home()) >= 21
+
+
+def _java_stack(tmp_path: Path, monkeypatch, jdk: int) -> stackctl.Stack:
+    home = tmp_path / f"jdk{jdk}"
+    (home / "bin").mkdir(parents=True)
+    (home / "release").write_text(f'JAVA_VERSION="{jdk}.0.1"\n')
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    (tmp_path / "target").mkdir()
+    manifest = {"build": ["true"], "test": ["true"], "artifact": "target/app.jar", "aot_cache": "target/app.aot",
+                "run": ["{java}", "-Xmx96m", "-jar", "target/app.jar"]}
+    return stackctl.Stack("demo", tmp_path, manifest)
+
+
+def test_aot_cache_is_used_only_when_trained_after_the_artifact(tmp_path, monkeypatch):
+    import os
+    stack = _java_stack(tmp_path, monkeypatch, 25)
+    java = str(tmp_path / "jdk25" / "bin" / "java")
+    (tmp_path / "target" / "app.jar").write_text("jar")
+    assert stack.command("run") == [java, "-Xmx96m", "-jar", "target/app.jar"]  # no cache yet
+    cache = tmp_path / "target" / "app.aot"
+    cache.write_text("cache")
+    os.utime(tmp_path / "target" / "app.jar", (1_000, 1_000))
+    assert stack.command("run")[:2] == [java, f"-XX:AOTCache={cache}"]
+    os.utime(cache, (500, 500))  # the jar was rebuilt after the training: stale
+    assert stack.command("run") == [java, "-Xmx96m", "-jar", "target/app.jar"]
+    # The training run is the run command itself, so the flags the cache records are the ones it is used with.
+    assert stack.command("run", aot_output=cache) == [java, f"-XX:AOTCacheOutput={cache}", "-Xmx96m", "-jar", "target/app.jar"]
+
+
+def test_no_aot_cache_before_jdk_25(tmp_path, monkeypatch):
+    stack = _java_stack(tmp_path, monkeypatch, 21)
+    (tmp_path / "target" / "app.jar").write_text("jar")
+    (tmp_path / "target" / "app.aot").write_text("cache")
+    assert stack.aot_cache is None
+    assert not any("AOT" in part for part in stack.command("run"))
+    stack.train_aot_cache()  # nothing to do, no JVM started
+
+
+def test_training_workload_covers_every_path():
+    reqs = [r for i in range(20) for r in stackctl.training_requests(i)]
+    paths = {(m, p) for m, p, _, _ in reqs}
+    assert {("POST", "/token"), ("GET", "/token"), ("GET", "/health"), ("GET", "/.well-known/jwks.json"), ("GET", "/nope")} <= paths
+    types = {t for _, _, t, _ in reqs}
+    assert {"application/json", "application/x-www-form-urlencoded", "text/plain"} <= types
+    assert any(b"jane@example.com" in (b or b"") for _, _, _, b in reqs), "an argon2id login"
