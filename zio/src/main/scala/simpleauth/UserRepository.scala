@@ -26,7 +26,7 @@ object UserRepository:
     for
       cfg <- ZIO.service[AppConfig]
       ds <- ZIO.acquireRelease(
-              ZIO.attemptBlocking(dataSource(cfg)).mapError(e => AppConfig.StartupError(s"cannot set up the database pool: ${e.getMessage}"))
+              ZIO.attemptBlocking(new RenewablePool(cfg)).mapError(e => AppConfig.StartupError(s"cannot set up the database pool: ${e.getMessage}"))
             )(ds => ZIO.attemptBlocking(ds.close()).orDie)
     yield Live(ds)
   }
@@ -61,7 +61,58 @@ object UserRepository:
     hc.addDataSourceProperty("ApplicationName", "simple-auth-zio")
     new HikariDataSource(hc)
 
-  final case class Live(ds: HikariDataSource) extends UserRepository:
+  /**
+   * The HikariCP pool, renewable. HikariCP reconnects by itself, but while the database is away its connection adder
+   * backs off, doubling up to 5 s between attempts (hard-coded), so after a 5 s outage service could come back up to
+   * 5 s after the database did. Once a borrow has failed for lack of a database, the first caller at most every
+   * 200 ms opens a plain connection outside the pool; when that succeeds, the pool is replaced by a fresh one (which
+   * connects at once) and the old one, whose connections died with the database, is closed in the background. The
+   * akka and Spring stacks do the same. Every method blocks: callers are inside `ZIO.attemptBlocking`.
+   */
+  final class RenewablePool(cfg: AppConfig):
+    private val current  = new java.util.concurrent.atomic.AtomicReference[HikariDataSource](dataSource(cfg))
+    private val outage   = new java.util.concurrent.atomic.AtomicBoolean(false)
+    private val probing  = new java.util.concurrent.atomic.AtomicBoolean(false)
+    @volatile private var nextProbe = 0L
+    private val ProbeIntervalNanos = 200_000_000L
+
+    def getConnection(): Connection =
+      if outage.get() then renewIfDatabaseIsBack()
+      val pool = current.get()
+      try pool.getConnection()
+      catch
+        case e: SQLException if isUnavailable(e) =>
+          if current.get() eq pool then outage.set(true) // not for waiters of a pool just replaced
+          throw e
+
+    private def renewIfDatabaseIsBack(): Unit =
+      val now = java.lang.System.nanoTime()
+      if now - nextProbe >= 0 && probing.compareAndSet(false, true) then
+        try
+          nextProbe = now + ProbeIntervalNanos
+          if outage.get() && reachable() then
+            val old = current.getAndSet(dataSource(cfg))
+            outage.set(false)
+            Thread.ofPlatform().daemon().name("simple-auth-pool-closer").start(() => old.close())
+        finally probing.set(false)
+
+    private def reachable(): Boolean =
+      val props = new java.util.Properties()
+      cfg.database.user.foreach(props.setProperty("user", _))
+      cfg.database.password.foreach(props.setProperty("password", _))
+      val seconds = math.max(1L, (cfg.acquireTimeoutMs + 999) / 1000).toString
+      props.setProperty("connectTimeout", seconds)
+      props.setProperty("loginTimeout", seconds)
+      props.setProperty("socketTimeout", seconds)
+      try
+        val c = java.sql.DriverManager.getDriver(cfg.database.url).connect(cfg.database.url, props)
+        try c != null && c.isValid(1)
+        finally if c != null then c.close()
+      catch case _: SQLException | _: RuntimeException => false
+
+    def close(): Unit = current.get().close()
+
+  final case class Live(ds: RenewablePool) extends UserRepository:
     /**
      * Outages are logged on their transitions (one WARN when one starts, one INFO when it ends), not per request,
      * and at most one WARN per 10 s, so a pool that flaps under load cannot flood the log.

@@ -17,8 +17,9 @@ public class DataSourceConfig {
 	static final long HIKARI_MIN_TIMEOUT_MS = 250;
 
 	@Bean(destroyMethod = "close")
-	public HikariDataSource dataSource(AuthSettings settings) {
-		return new HikariDataSource(hikariConfig(settings));
+	public RecoveringDataSource dataSource(AuthSettings settings) {
+		return new RecoveringDataSource(() -> new HikariDataSource(hikariConfig(settings)), settings.database(),
+				settings.acquireTimeoutMs());
 	}
 
 	static HikariConfig hikariConfig(AuthSettings settings) {

@@ -1,0 +1,111 @@
+package io.simpleauth.config;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.simpleauth.user.DatabaseErrors;
+
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+
+/**
+ * The HikariCP pool, renewable. HikariCP reconnects by itself, but while the database is away its connection adder
+ * backs off, doubling up to 5 s between attempts (hard-coded), so after a 5 s outage service could come back up to
+ * 5 s after the database did. Once a borrow has failed for lack of a database, the first caller at most every
+ * {@value #PROBE_INTERVAL_MS} ms opens a plain connection outside the pool; when that succeeds, the pool is replaced
+ * by a fresh one (which connects at once) and the old one, whose connections died with the database, is closed in
+ * the background. The akka stack does the same.
+ */
+public class RecoveringDataSource extends DelegatingDataSource implements AutoCloseable {
+
+	static final long PROBE_INTERVAL_MS = 200;
+
+	private final Supplier<HikariDataSource> pools;
+
+	private final AtomicReference<HikariDataSource> current;
+
+	private final String jdbcUrl;
+
+	private final Properties probeProperties;
+
+	private final AtomicBoolean outage = new AtomicBoolean();
+
+	private final AtomicBoolean probing = new AtomicBoolean();
+
+	private volatile long nextProbeNanos;
+
+	public RecoveringDataSource(Supplier<HikariDataSource> pools, DatabaseSettings db, long timeoutMs) {
+		this.pools = pools;
+		this.current = new AtomicReference<>(pools.get());
+		this.jdbcUrl = db.jdbcUrl();
+		this.probeProperties = new Properties();
+		if (db.username() != null) {
+			this.probeProperties.setProperty("user", db.username());
+		}
+		if (db.password() != null) {
+			this.probeProperties.setProperty("password", db.password());
+		}
+		String seconds = Long.toString(Math.max(1, (timeoutMs + 999) / 1000));
+		this.probeProperties.setProperty("connectTimeout", seconds);
+		this.probeProperties.setProperty("loginTimeout", seconds);
+		this.probeProperties.setProperty("socketTimeout", seconds);
+		setTargetDataSource(this.current.get());
+	}
+
+	@Override
+	public Connection getConnection() throws SQLException {
+		if (this.outage.get()) {
+			renewIfDatabaseIsBack();
+		}
+		HikariDataSource pool = this.current.get();
+		try {
+			return pool.getConnection();
+		}
+		catch (SQLException ex) {
+			if (DatabaseErrors.isUnavailable(ex) && this.current.get() == pool) { // not for waiters of a replaced pool
+				this.outage.set(true);
+			}
+			throw ex;
+		}
+	}
+
+	private void renewIfDatabaseIsBack() {
+		long now = System.nanoTime();
+		if (now - this.nextProbeNanos < 0 || !this.probing.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			this.nextProbeNanos = now + TimeUnit.MILLISECONDS.toNanos(PROBE_INTERVAL_MS);
+			if (this.outage.get() && reachable()) {
+				HikariDataSource old = this.current.getAndSet(this.pools.get());
+				setTargetDataSource(this.current.get());
+				this.outage.set(false);
+				Thread.ofPlatform().daemon().name("simple-auth-pool-closer").start(old::close);
+			}
+		}
+		finally {
+			this.probing.set(false);
+		}
+	}
+
+	private boolean reachable() {
+		try (Connection probe = DriverManager.getDriver(this.jdbcUrl).connect(this.jdbcUrl, this.probeProperties)) {
+			return probe != null && probe.isValid(1);
+		}
+		catch (SQLException | RuntimeException ex) {
+			return false;
+		}
+	}
+
+	@Override
+	public void close() {
+		this.current.get().close();
+	}
+
+}
