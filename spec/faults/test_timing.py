@@ -7,7 +7,7 @@ import time
 
 import requests
 
-SAMPLES = 61
+SAMPLES = 81
 TOLERANCE = 0.15
 
 
@@ -37,8 +37,17 @@ def test_unknown_user_costs_what_a_wrong_password_costs(pg, launch, figure):
                 a.append(timed(s, url, wrong)); b.append(timed(s, url, unknown))
             else:
                 b.append(timed(s, url, unknown)); a.append(timed(s, url, wrong))
-    ratio = statistics.median(b) / statistics.median(a)
-    figure("median wrong-password ms", f"{statistics.median(a) * 1000:.1f}")
-    figure("median unknown-user ms", f"{statistics.median(b) * 1000:.1f}")
-    figure("ratio unknown/wrong", f"{ratio:.3f}")
-    assert abs(ratio - 1) <= TOLERANCE, f"unknown/wrong median ratio {ratio:.3f}: an attacker can tell them apart"
+    # The lower quartile is the cost of the work itself. In the JVM stacks (96 MiB heap) each argon2id run
+    # allocates 19 MiB, so about every other request also pays a young collection that copies a live 19 MiB
+    # block: two modes ~10 ms apart, and a median that sits between them moves ±15 % from run to run whatever
+    # the kind of login. A real difference (no decoy verification, a cheaper one) moves both quartiles.
+    q1a, q1b = quartile(a), quartile(b)
+    ratio = q1b / q1a
+    figure("wrong password ms (p25 / median)", f"{q1a * 1000:.1f} / {statistics.median(a) * 1000:.1f}")
+    figure("unknown user ms (p25 / median)", f"{q1b * 1000:.1f} / {statistics.median(b) * 1000:.1f}")
+    figure("ratio unknown/wrong (p25)", f"{ratio:.3f}")
+    assert abs(ratio - 1) <= TOLERANCE, f"unknown/wrong lower-quartile ratio {ratio:.3f}: an attacker can tell them apart"
+
+
+def quartile(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=4)[0]
