@@ -4,6 +4,7 @@
 #   make soak                  5-minute memory soak per stack
 #   make bench                 the benchmark (throw-away PostgreSQL unless DATABASE_URL is set)
 #   make docker-test           images, docker compose, conformance per container, a fly-sized check, a docker bench
+#   make profile               CPU profiles (flame graphs) of every stack under load, into results/
 #   make run STACK=actix       one stack in the foreground with the dev key
 # A stack is any folder with a stack.json (see spec/README.md).
 
@@ -15,7 +16,7 @@ STACKS := $(patsubst %/stack.json,%,$(wildcard */stack.json))
 STACK  ?=
 ONLY   := $(or $(STACK),$(STACKS))
 
-.PHONY: help test test-faults soak unit conformance tools-test run db build venv bench bench-smoke docker-test clean
+.PHONY: help test test-faults soak unit conformance tools-test run db build venv bench bench-smoke docker-test profile clean
 .DEFAULT_GOAL := help
 
 help:
@@ -79,6 +80,11 @@ bench: venv
 # The whole pipeline with short phases: proves it on every change (CI).
 bench-smoke: venv
 	$(PY) wrk/bench.py --smoke $(BENCH_ARGS)
+
+# Where the CPU goes: async-profiler (JVM) / perf (actix) under wrk. make profile PROFILE_ARGS="--stacks zio --label after"
+PROFILE_ARGS ?=
+profile: venv
+	$(PY) wrk/profile.py $(PROFILE_ARGS)
 
 # Docker end to end (installs docker.io and starts dockerd when needed; see wrk/docker-ci.sh).
 docker-test: venv

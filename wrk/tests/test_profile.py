@@ -1,0 +1,40 @@
+"""The profiler's own parts that need no running stack."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import profile as prof  # noqa: E402  (wrk/profile.py, ahead of the stdlib's profile on sys.path)
+
+
+def test_categories_are_shares_of_all_samples(tmp_path):
+    collapsed = tmp_path / "s.collapsed"
+    collapsed.write_text(
+        "java/lang/Thread.run;simpleauth/TokenSigner.issue;com/amazon/corretto/crypto/provider/EvpSignature.engineSign 60\n"
+        "java/lang/Thread.run;org/bouncycastle/crypto/generators/Argon2BytesGenerator.fillMemoryBlocks 20\n"
+        "java/lang/Thread.run;io/netty/channel/epoll/EpollEventLoop.run 15\n"
+        "java/lang/Thread.run;simpleauth/Api.something 5\n"
+        "not a sample line\n")
+    shares = prof.categorize(collapsed)
+    assert shares == {"RSA signing": 60.0, "argon2id": 20.0, "HTTP / network": 15.0, "other": 5.0}
+
+
+def test_leaf_frames_decide_before_callers(tmp_path):
+    collapsed = tmp_path / "s.collapsed"
+    # An HTTP handler calling into JSON: the sample is JSON's, not HTTP's.
+    collapsed.write_text("actix_http::h1::dispatcher::poll;serde_json::ser::to_vec 10\n")
+    assert prof.categorize(collapsed) == {"JSON": 100.0}
+
+
+def test_empty_profile_has_no_shares(tmp_path):
+    collapsed = tmp_path / "s.collapsed"
+    collapsed.write_text("")
+    assert prof.categorize(collapsed) == {}
+
+
+def test_the_leaf_most_categorized_frame_wins(tmp_path):
+    collapsed = tmp_path / "s.collapsed"
+    # JSON written into a socket buffer: the socket write is the leaf, so the sample is network's.
+    collapsed.write_text("serde_json::ser::to_vec;tcp_sendmsg 4\nserde_json::ser::to_vec;memcpy 1\n")
+    assert prof.categorize(collapsed) == {"HTTP / network": 80.0, "JSON": 20.0}
