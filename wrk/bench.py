@@ -426,8 +426,9 @@ def library_versions(stack: Stack) -> dict:
         jar = stack.artifact
         if jar.exists():
             names = cmd_out(["sh", "-c", f"unzip -Z1 '{jar}' 'BOOT-INF/lib/*' 2>/dev/null | tr '\\n' ' '"]) or ""
-            for lib in ("spring-webmvc", "tomcat-embed-core", "HikariCP", "postgresql", "nimbus-jose-jwt", "bcprov-jdk18on"):
-                m = re.search(rf"BOOT-INF/lib/{lib}-([\d][\w.-]*?)\.jar", names)
+            for lib in ("spring-webmvc", "tomcat-embed-core", "HikariCP", "postgresql", "nimbus-jose-jwt", "bcprov-jdk18on",
+                        "AmazonCorrettoCryptoProvider"):
+                m = re.search(rf"BOOT-INF/lib/{lib}-([\d][\w.]*?(?:-[A-Z][\w]*)?)(?:-linux-x86_64)?\.jar", names)
                 if m:
                     out[lib] = m.group(1)
     return out
