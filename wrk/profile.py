@@ -123,9 +123,8 @@ def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
     java = stack.uses_java
     if java:
         lib = async_profiler_lib()
-        # Loaded at launch (no dynamic-agent warning), idle until the warm-up is over: 'start' and 'stop'
-        # then go to the same agent through the JDK's attach mechanism.
-        cmd.insert(1, f"-agentpath:{lib}")
+        # Loaded through the JDK's attach mechanism once the warm-up is over (allowed without a warning).
+        cmd.insert(1, "-XX:+EnableDynamicAgentLoading")
     log_path = out / f"{stack.name}.log"
     with open(log_path, "wb") as logf:
         proc = subprocess.Popen(cmd, cwd=stack.dir, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
@@ -170,7 +169,9 @@ def _asprof(lib: Path, pid: int):
     jcmd = stackctl.find_java_home() / "bin" / "jcmd"
 
     def ctl(command: str) -> None:
-        res = subprocess.run([str(jcmd), str(pid), "JVMTI.agent_load", str(lib), command], capture_output=True, text=True)
+        # Quoted: jcmd would otherwise read "file=..." in the agent's options as an option of its own.
+        res = subprocess.run([str(jcmd), str(pid), "JVMTI.agent_load", str(lib), f'"{command}"'],
+                             capture_output=True, text=True)
         if res.returncode != 0 or "error" in res.stdout.lower():
             raise ToolError(f"async-profiler '{command}': {res.stdout.strip() or res.stderr.strip()}")
     return ctl
