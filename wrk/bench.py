@@ -434,9 +434,12 @@ def library_versions(stack: Stack) -> dict:
     return out
 
 
+def cpu_model() -> str:
+    return next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                 if ln.startswith("model name")), platform.processor())
+
+
 def environment(settings: Settings, stacks: list[Stack]) -> dict:
-    cpu_model = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                      if ln.startswith("model name")), platform.processor())
     mem_kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
     commit = cmd_out(["git", "-C", str(ROOT), "rev-parse", "HEAD"])
     dirty = bool(cmd_out(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"]))
@@ -446,7 +449,7 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
     return {
         "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(),
-        "cpu_model": cpu_model,
+        "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
         "memory_gib": round(mem_kb / 2**20, 1),
         "kernel": platform.release(),

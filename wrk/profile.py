@@ -32,7 +32,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -218,9 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out / f"{stamp}-profile{('-' + args.label) if args.label else ''}"
     out.mkdir(parents=True)
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), "unknown CPU")
-    env = {"timestamp": stamp, "cpu": cpu, "cores": os.cpu_count(),
+    env = {"timestamp": stamp, "cpu": bench.cpu_model(), "cores": os.cpu_count(),
            "commit": bench.cmd_out(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
            "connections": args.connections, "seconds": args.seconds, "warmup": args.warmup}
     results = []
