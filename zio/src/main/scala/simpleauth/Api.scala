@@ -48,7 +48,6 @@ object Api:
       Method.GET / ".well-known" / "jwks.json" -> handler((req: Request) => exactly("/.well-known/jwks.json", req)(jwks)),
     ) ++ Routes.fromIterable(fallbackMethods.map(m => m / trailing -> handler((req: Request) => fallback(req))))
 
-
   // ---------------------------------------------------------------- endpoints
 
   private def token(req: Request): ZIO[Env, ApiError, Response] =

@@ -96,7 +96,8 @@ object UserRepository:
             Thread.ofPlatform().daemon().name("simple-auth-pool-closer").start(() => old.close())
         finally probing.set(false)
 
-    private def reachable(): Boolean =
+    /** Connection properties of the probe, with every timeout at the acquire timeout (whole seconds, at least 1). */
+    private val probeProperties =
       val props = new java.util.Properties()
       cfg.database.user.foreach(props.setProperty("user", _))
       cfg.database.password.foreach(props.setProperty("password", _))
@@ -104,8 +105,11 @@ object UserRepository:
       props.setProperty("connectTimeout", seconds)
       props.setProperty("loginTimeout", seconds)
       props.setProperty("socketTimeout", seconds)
+      props
+
+    private def reachable(): Boolean =
       try
-        val c = java.sql.DriverManager.getDriver(cfg.database.url).connect(cfg.database.url, props)
+        val c = java.sql.DriverManager.getDriver(cfg.database.url).connect(cfg.database.url, probeProperties)
         try c != null && c.isValid(1)
         finally if c != null then c.close()
       catch case _: SQLException | _: RuntimeException => false
