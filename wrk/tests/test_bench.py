@@ -100,6 +100,41 @@ def test_wrong_passwords_only_is_not_an_error(fake):
     assert run["errors"] == 0
 
 
+class _Running:
+    returncode = None
+
+    def poll(self):
+        return None
+
+
+class _Exited:
+    returncode = 3
+
+    def poll(self):
+        return 3
+
+
+def test_first_token_waits_through_unavailable_answers(fake):
+    FakeToken.unavailable = True
+    threading.Timer(0.2, lambda: setattr(FakeToken, "unavailable", False)).start()
+    try:
+        t0 = bench.time.monotonic()
+        elapsed = bench.time_to_first_token(fake, _Running(), t0, timeout=10)
+    finally:
+        FakeToken.unavailable = False
+    assert elapsed >= 0.2
+    assert FakeToken.seen[-1] == {"username": "john@example.com", "password": "TopSecret0!"}
+    assert len(FakeToken.seen) >= 2
+
+
+def test_first_token_gives_up_on_a_dead_process_or_a_closed_port(fake):
+    with pytest.raises(bench.ToolError, match="exited with 3"):
+        bench.time_to_first_token(fake, _Exited(), bench.time.monotonic())
+    closed = f"http://127.0.0.1:{bench.stackctl.free_port()}"
+    with pytest.raises(bench.ToolError, match="no 200"):
+        bench.time_to_first_token(closed, _Running(), bench.time.monotonic(), timeout=0.3)
+
+
 def test_summary_medians_spread_and_crypto_share():
     def run(rps, cpu):
         return {"rps": rps, "errors": 0, "requests": 1000, "cpu_ms_per_request": cpu,
