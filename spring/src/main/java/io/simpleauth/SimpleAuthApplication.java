@@ -16,6 +16,14 @@ import org.springframework.context.ConfigurableApplicationContext;
 public class SimpleAuthApplication {
 
 	public static void main(String[] args) {
+		if (Boolean.getBoolean("spring.aot.processing")) {
+			// `mvn package` runs Spring's AOT processing (process-aot), which calls this method only to learn the
+			// bean graph and stops before anything starts. There is no environment at build time and none is
+			// needed: the settings and the key are singletons registered at run time by `registering`, not bean
+			// definitions, so nothing of them is fixed into the generated code.
+			SpringApplication.run(SimpleAuthApplication.class, args);
+			return;
+		}
 		String nativeCryptoUnavailable = NativeCrypto.install(); // before the key is parsed
 		if (nativeCryptoUnavailable != null) {
 			System.err.println("simple-auth-spring: warning: native crypto provider unavailable, signing with the JDK's RSA: "
