@@ -90,7 +90,11 @@ final class TokenRoutes(
     else None
   }
 
-  /** Lookup (database dispatcher) -> verification and signing (hashing dispatcher). */
+  /**
+   * Lookup (database dispatcher) -> verification and signing (hashing dispatcher). The step between them only
+   * submits the next task, so it runs on the thread that finished the lookup (`parasitic`) instead of hopping to
+   * the default dispatcher first: one thread hand-off per request less.
+   */
   private def authenticate(request: TokenRequest): Future[Either[ApiError, TokenPair]] =
     users.findByEmail(request.username).flatMap {
       case None =>
@@ -106,7 +110,7 @@ final class TokenRoutes(
               Left(ApiError.invalidGrant)
           }
         }(using hashingEc)
-    }
+    }(using ExecutionContext.parasitic)
 
   private def health: Route = {
     val probe = Future.firstCompletedOf(List(
