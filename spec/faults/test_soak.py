@@ -31,6 +31,10 @@ def test_rss_is_flat_under_sustained_load(pg, launch, figure):
     drift = last / first - 1
     figure("RSS MiB first/last fifth", f"{first:.0f}/{last:.0f}")
     figure("RSS drift", f"{drift:+.1%}")
+    by_minute: dict[int, list[float]] = {}
+    for t, mib in zip((s[0] - sampler.samples[0][0] for s in sampler.samples), rss):
+        by_minute.setdefault(int(t // 60), []).append(mib)
+    figure("RSS MiB, median by minute", " ".join(f"{statistics.median(v):.0f}" for _, v in sorted(by_minute.items())))
     figure("requests", result["requests"])
     assert set(map(int, result["status"])) == {200}, result["status"]
     assert abs(drift) <= 0.10, f"RSS moved {drift:+.1%} over {SOAK_S}s"
