@@ -68,7 +68,8 @@ object UserRepository:
    * 5 s after the database did. Once a borrow has failed for lack of a database, the first caller at most every
    * 200 ms opens a plain connection outside the pool; when that succeeds, the pool is replaced by a fresh one (which
    * connects at once) and the old one, whose connections died with the database, is closed in the background. The
-   * akka and Spring stacks do the same. Every method blocks: callers are inside `ZIO.attemptBlocking`.
+   * akka and Spring stacks do the same. Until then, other borrowers get a 503 at once, as in the akka stack.
+   * Every method blocks: callers are inside `ZIO.attemptBlocking`.
    */
   final class RenewablePool(cfg: AppConfig):
     private val current  = new java.util.concurrent.atomic.AtomicReference[HikariDataSource](dataSource(cfg))
@@ -78,7 +79,11 @@ object UserRepository:
     private val ProbeIntervalNanos = 200_000_000L
 
     def getConnection(): Connection =
-      if outage.get() then renewIfDatabaseIsBack()
+      if outage.get() then
+        renewIfDatabaseIsBack()
+        // Still away: answer at once rather than wait out the acquire timeout on a pool with no connections (one
+        // caller at a time probes, above). Waiting would also stack on the time spent for a permit (Live.gate).
+        if outage.get() then throw new SQLTransientConnectionException("database unreachable; probing for its return", "08001")
       val pool = current.get()
       try pool.getConnection()
       catch
