@@ -43,7 +43,7 @@ ASYNC_PROFILER = "tools.profiler:async-profiler:4.6"
 
 # What a frame belongs to. A sample goes to its leaf-most frame that matches one of these.
 CATEGORIES = [
-    ("RSA signing", re.compile(r"RSA_sign|rsa_|RsaSign|RSASSA|RSACore|EvpSignature|bn_|BN_|BigInteger\.(modPow|oddModPow|montgomery)|aws_lc_0_\w*_(RSA|bn|BN)|mont|sha256_block.*rsa", re.I)),
+    ("RSA signing", re.compile(r"RSA_sign|rsa_|RsaSign|RSASSA|RSACore|EvpSignature|bn_|BN_|BigInteger\.(modPow|oddModPow|montgomery)|aws_lc_0_\w*_(RSA|bn|BN|extract_multiplier)|mont|sha256_block.*rsa", re.I)),
     ("argon2id", re.compile(r"argon2|Argon2|blake2|Blake2", re.I)),
     ("HMAC/SHA-256", re.compile(r"hmac|HMAC|Hmac|sha256|SHA256|Sha256|sha2::", re.I)),
     ("JSON", re.compile(r"json|Json|JSON|serde|jackson|spray", re.I)),

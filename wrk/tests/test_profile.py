@@ -27,6 +27,13 @@ def test_leaf_frames_decide_before_callers(tmp_path):
     assert prof.categorize(collapsed) == {"JSON": 100.0}
 
 
+def test_aws_lc_rsaz_table_lookup_is_rsa(tmp_path):
+    # AWS-LC's constant-time window lookup inside RSAZ modular exponentiation, as perf shows it (leaf only).
+    collapsed = tmp_path / "s.collapsed"
+    collapsed.write_text("aws_lc_0_47_0_extract_multiplier_2x20_win5;0xf162574156415541 10\n")
+    assert prof.categorize(collapsed) == {"RSA signing": 100.0}
+
+
 def test_empty_profile_has_no_shares(tmp_path):
     collapsed = tmp_path / "s.collapsed"
     collapsed.write_text("")
