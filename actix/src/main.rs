@@ -6,6 +6,7 @@ mod db;
 mod errors;
 mod handlers;
 mod passwords;
+mod signbench;
 #[cfg(test)]
 mod test_vectors;
 #[cfg(test)]
@@ -33,8 +34,21 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Workers get this long to finish in-flight requests after SIGTERM/SIGINT.
 const SHUTDOWN_TIMEOUT_SECS: u64 = 10;
 
-#[actix_web::main]
-async fn main() -> ExitCode {
+/// No arguments: serve. `signbench SECONDS`: measure this stack's own signing
+/// speed instead (see `signbench.rs`).
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.split_first() {
+        None => actix_web::rt::System::new().block_on(serve()),
+        Some((command, rest)) if command == "signbench" => signbench::main(rest),
+        Some((other, _)) => {
+            eprintln!("{STACK}: unknown argument '{other}'; run without arguments to serve\n{}", signbench::USAGE);
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn serve() -> ExitCode {
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -45,10 +59,9 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run() -> Result<(), String> {
-    let config = Config::from_env().map_err(|e| e.to_string())?;
-    init_logging(config.log_level);
-
+/// The signing key from JWT_PRIVATE_KEY_FILE or JWT_PRIVATE_KEY, checked and
+/// parsed once.
+fn load_signer(config: &Config) -> Result<TokenSigner, String> {
     let pem = match &config.key {
         KeySource::File(path) => std::fs::read_to_string(path).map_err(|e| {
             tokens::KeyError::Unreadable { path: format!("JWT_PRIVATE_KEY_FILE={path}"), reason: e.to_string() }
@@ -56,9 +69,15 @@ async fn run() -> Result<(), String> {
         })?,
         KeySource::Inline(pem) => pem.clone(),
     };
-    let signer = TokenSigner::from_pem(&pem, config.issuer.clone(), config.audience.clone(), config.token_ttl_seconds)
-        .map_err(|e| e.to_string())?;
-    drop(pem);
+    TokenSigner::from_pem(&pem, config.issuer.clone(), config.audience.clone(), config.token_ttl_seconds)
+        .map_err(|e| e.to_string())
+}
+
+async fn run() -> Result<(), String> {
+    let config = Config::from_env().map_err(|e| e.to_string())?;
+    init_logging(config.log_level);
+
+    let signer = load_signer(&config)?;
     let kid = signer.kid().to_owned();
     let key_bits = signer.bits();
 

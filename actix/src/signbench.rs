@@ -1,0 +1,150 @@
+//! `simple-auth-actix signbench SECONDS`: this stack's own signing ceiling.
+//!
+//! The benchmark compares each stack's CPU per request with what the two RSA
+//! signatures of a token pair cost. `openssl speed` gives one reference; this
+//! gives the other: the service's own `TokenSigner` (same settings, same key,
+//! same aws-lc-rs provider, same claims) minting token pairs on one thread,
+//! after a warm-up. It opens no port and never connects to the database.
+//!
+//! Prints one JSON line on stdout:
+//! `{"token_pairs": N, "seconds": wall, "thread_cpu_seconds": cpu, "provider": "..."}`.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::config::Config;
+use crate::tokens::{Subject, TokenSigner};
+
+/// Untimed first, so the measured part starts with warm caches.
+const WARM_UP: Duration = Duration::from_secs(2);
+
+pub const USAGE: &str = "usage: simple-auth-actix signbench SECONDS   (timed seconds, a positive number)";
+
+/// What the signer is built on, as the harness reports it.
+pub const PROVIDER: &str = "aws-lc-rs (jsonwebtoken CryptoProvider, key parsed once)";
+
+#[derive(Debug, Serialize)]
+pub struct Measurement {
+    pub token_pairs: u64,
+    pub seconds: f64,
+    pub thread_cpu_seconds: f64,
+    pub provider: &'static str,
+}
+
+/// The timed duration from the command's arguments (exactly one, positive, finite).
+pub fn parse_seconds(args: &[String]) -> Result<Duration, String> {
+    let [arg] = args else {
+        return Err(USAGE.to_owned());
+    };
+    match arg.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!("signbench: '{arg}' is not a positive number of seconds\n{USAGE}")),
+    }
+}
+
+/// Issues token pairs for a fixed sample user on the calling thread: `warm_up`
+/// untimed, then `timed`. Every token is kept "used" (its length summed).
+pub fn measure(signer: &TokenSigner, warm_up: Duration, timed: Duration) -> Result<Measurement, String> {
+    let subject = Subject {
+        id: Uuid::from_u128(0x6f1c_55a2_0e7d_4b8e_9a3c_1d2e_3f4a_5b6c),
+        username: "signbench",
+        name: "Sign Bench",
+        email: "signbench@example.com",
+    };
+    let mut bytes = 0usize;
+    let mut issue = || -> Result<(), String> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let pair = signer.issue(&subject, now).map_err(|e| format!("signing failed: {e}"))?;
+        bytes += pair.access_token.len() + pair.id_token.len();
+        Ok(())
+    };
+
+    let start = Instant::now();
+    while start.elapsed() < warm_up {
+        issue()?;
+    }
+
+    let mut token_pairs = 0u64;
+    let cpu0 = thread_cpu_time();
+    let start = Instant::now();
+    while start.elapsed() < timed {
+        issue()?;
+        token_pairs += 1;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let thread_cpu_seconds = (thread_cpu_time() - cpu0).as_secs_f64();
+    std::hint::black_box(bytes);
+    Ok(Measurement { token_pairs, seconds, thread_cpu_seconds, provider: PROVIDER })
+}
+
+/// CPU time consumed by the calling thread so far.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant
+    // every Linux kernel supports.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// The `signbench` command: settings and key exactly as the service loads
+/// them, then one measurement. Exit 2 on bad arguments or settings.
+pub fn main(args: &[String]) -> ExitCode {
+    let timed = match parse_seconds(args) {
+        Ok(timed) => timed,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    let signer = match Config::from_env().map_err(|e| e.to_string()).and_then(|config| crate::load_signer(&config)) {
+        Ok(signer) => signer,
+        Err(message) => {
+            eprintln!("{}: {message}", crate::STACK);
+            return ExitCode::from(2);
+        }
+    };
+    match measure(&signer, WARM_UP, timed) {
+        Ok(measurement) => {
+            println!("{}", serde_json::to_string(&measurement).expect("a flat struct serializes"));
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("{}: {message}", crate::STACK);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_vectors::dev_key_pem;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn seconds_must_be_one_positive_finite_number() {
+        assert_eq!(parse_seconds(&args(&["5"])), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_seconds(&args(&["0.25"])), Ok(Duration::from_millis(250)));
+        for bad in [&[][..], &["0"], &["-1"], &["abc"], &["inf"], &["NaN"], &["1", "2"]] {
+            assert!(parse_seconds(&args(bad)).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_short_run_counts_token_pairs_and_its_own_cpu_time() {
+        // `TokenSigner::issue` itself (claims, signatures) is tested in tokens.rs.
+        let signer = TokenSigner::from_pem(&dev_key_pem(2048), "https://issuer.test".into(), "aud-test".into(), 900)
+            .expect("dev key");
+        let m = measure(&signer, Duration::ZERO, Duration::from_millis(200)).expect("measure");
+        assert!(m.token_pairs > 0);
+        assert!(m.seconds >= 0.2);
+        assert!(m.thread_cpu_seconds > 0.0 && m.thread_cpu_seconds <= m.seconds + 0.05);
+    }
+}
