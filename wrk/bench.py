@@ -8,7 +8,9 @@
     python3 wrk/bench.py --smoke                        # short phases, one concurrency (CI)
     python3 wrk/bench.py --target docker --smoke        # the images of docker-compose.yml (wrk/docker.py)
 
-Per stack: release build (timed), artifact size, conformance gate, start with
+Per stack: release build (timed), artifact size, conformance gate, the
+stack's own signing ceiling (its `signbench` entry point: the service's own
+signer minting token pairs on one thread), start with
 the contract's environment, start-up time (exec -> first 200 on /token),
 verification (two logins, tokens checked against the served JWKS), primer,
 warm-up at the top concurrency, then measured runs over the concurrency sweep
@@ -87,6 +89,11 @@ class Settings:
     out: Path
     target: str = "local"
 
+    @property
+    def signbench_s(self) -> float:
+        """Timed seconds of each stack's own signing measurement (openssl speed gets the same)."""
+        return 2 if "smoke" in self.profile else 5
+
 
 def parse_args(argv: list[str] | None) -> Settings:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,7 +108,8 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--key-bits", type=int, choices=sorted(stackctl.KEYS), default=2048)
     ap.add_argument("--concurrency", default="16,64,256", help="comma-separated connection counts")
     ap.add_argument("--duration", type=int, default=15, help="seconds per measured run")
-    ap.add_argument("--warmup", type=int, default=15, help="warm-up seconds at the top concurrency")
+    ap.add_argument("--warmup", type=int, default=40,
+                    help="warm-up seconds at the top concurrency (the JVMs' JIT settles ~45 s into load)")
     ap.add_argument("--primer", type=int, default=5, help="primer seconds at 8 connections")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--wrk-threads", type=int, default=os.cpu_count() or 2)
@@ -308,6 +316,38 @@ def openssl_ceiling(bits: int, seconds: int) -> dict:
         "sign_ms": 1000 / signs,
         "token_pairs_per_s_per_core": signs / 2,
         "token_pairs_per_s_all_cores": signs / 2 * (os.cpu_count() or 1),
+    }
+
+
+def own_ceiling(stack: Stack, env: dict, seconds: float) -> dict:
+    """The stack's own signing speed: its `signbench` entry point (stack.json) has the service's own signer
+    (same settings, key and crypto provider) issue token pairs on one thread, and prints one JSON line.
+    Per core = per CPU second of that thread. Raises ToolError when the command fails or prints nonsense."""
+    cmd = stack.command("signbench") + [f"{seconds:g}"]
+    try:
+        res = subprocess.run(cmd, cwd=stack.dir, env=env, capture_output=True, text=True, timeout=seconds + 120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ToolError(f"signbench of {stack.name}: {e}") from e
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    if res.returncode != 0 or not lines:
+        raise ToolError(f"signbench of {stack.name} failed (exit {res.returncode}): "
+                        f"{(res.stderr or res.stdout).strip()[-300:]}")
+    try:
+        data = json.loads(lines[-1])
+        pairs, cpu, wall = int(data["token_pairs"]), float(data["thread_cpu_seconds"]), float(data["seconds"])
+        provider = str(data["provider"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise ToolError(f"signbench of {stack.name} printed no valid result line: {lines[-1][:200]!r}") from e
+    if pairs <= 0 or not cpu > 0 or not wall > 0:
+        raise ToolError(f"signbench of {stack.name}: implausible result {lines[-1][:200]!r}")
+    return {
+        "tool": f"{stack.name} signbench",
+        "provider": provider,
+        "token_pairs": pairs,
+        "seconds": round(wall, 3),
+        "thread_cpu_seconds": round(cpu, 3),
+        "token_pairs_per_s_per_core": pairs / cpu,
+        "pair_ms": cpu * 1000 / pairs,
     }
 
 
@@ -551,6 +591,13 @@ def bench_stack(stack: Stack, settings: Settings, db_url: str, progress: Progres
 
     port = stackctl.free_port()
     env = stack.contract_env(db_url, port, settings.key_bits)
+    if "signbench" in stack.manifest:
+        progress.say(stack.name, "own signing ceiling (signbench)")
+        try:
+            result["own_ceiling"] = own_ceiling(stack, env, settings.signbench_s)
+        except ToolError as e:
+            result["own_ceiling_error"] = str(e)
+            print(f"bench: {e}", file=sys.stderr)
     cmd = stack.command("run")
     cgroup = Cgroup(f"simple-auth-bench-{stack.name}-{os.getpid()}", settings.limits) if settings.limits else None
     if cgroup:
@@ -695,6 +742,8 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
             s["cpu_ms_per_request"] = round(statistics.median(cpu), 4)
             if ceiling:
                 s["crypto_share"] = round(2 * ceiling["sign_ms"] / s["cpu_ms_per_request"], 3)
+            if result.get("own_ceiling"):
+                s["own_share"] = round(result["own_ceiling"]["pair_ms"] / s["cpu_ms_per_request"], 3)
         summary["by_concurrency"][c] = s
     knee = max(summary["by_concurrency"], key=lambda c: summary["by_concurrency"][c]["rps"]["median"])
     summary["knee"] = knee
@@ -739,6 +788,21 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         lines += [f"Ceiling ({ceiling['tool']}): {ceiling['signs_per_s_per_core']:.0f} RSA-{ceiling['key_bits']} "
                   f"signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} token pairs/s per core "
                   f"({ceiling['token_pairs_per_s_all_cores']:.0f} on all {env['cores']} cores, if nothing else ran).", ""]
+    owned = [r for r in results if r.get("own_ceiling") or r.get("own_ceiling_error")]
+    if owned:
+        lines += ["Each stack's own ceiling (`signbench`: the service's own signer, settings and key issue token pairs "
+                  "on one thread; per CPU second of that thread):", "",
+                  "| stack | provider | token pairs/s per core | ms per pair | vs OpenSSL (2 signatures) |",
+                  "| --- | --- | ---: | ---: | ---: |"]
+        for r in owned:
+            o = r.get("own_ceiling")
+            if not o:
+                lines.append(f"| {r['name']} | failed: {r['own_ceiling_error'][:120]} | n/a | n/a | n/a |")
+                continue
+            vs = f"{2 * ceiling['sign_ms'] / o['pair_ms']:.0%}" if ceiling else "n/a"
+            lines.append(f"| {r['name']} | {o['provider']} | {o['token_pairs_per_s_per_core']:.0f} | "
+                         f"{o['pair_ms']:.3f} | {vs} |")
+        lines.append("")
     ok = [r for r in results if not r.get("failed")]
     conc = sorted({int(c) for r in ok for c in r["summary"]["by_concurrency"]})
     lines += ["## Throughput (requests/s)", "", "| stack | " + " | ".join(f"c={c}" for c in conc) + " | errors |",
@@ -758,21 +822,24 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         lines.append(f"| {r['name']} | c={k} | {lat['p50']:.1f} | {lat['p90']:.1f} | {lat['p99']:.1f} | "
                      f"{lat['p99_9']:.1f} | {lat['max']:.1f} |")
     lines += ["", "## Cost", "",
-              "| stack | CPU ms/request (knee) | crypto share | RSS peak MB | RSS steady MB | start-up s | artifact MB | build s |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "| stack | CPU ms/request (knee) | crypto share | own share | RSS peak MB | RSS steady MB | start-up s | artifact MB | build s |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in ok:
         s = r["summary"]
         k = s["by_concurrency"][s["knee"]]
-        share = k.get("crypto_share")
+        share, own = k.get("crypto_share"), k.get("own_share")
         lines.append(
             f"| {r['name']} | {fmt(k.get('cpu_ms_per_request'), '.2f')} | {fmt(share * 100 if share else None, '.0f')}{'%' if share else ''} | "
+            f"{fmt(own * 100 if own else None, '.0f')}{'%' if own else ''} | "
             f"{fmt(s.get('rss_peak_mb'), '.0f')} | {fmt(s.get('rss_steady_mb'), '.0f')} | {fmt(r.get('startup_s'), '.2f')} | "
             f"{fmt(r['artifact_bytes'] / 2**20 if r.get('artifact_bytes') else None, '.1f')} | {fmt(r.get('build_s'), '.0f')} |")
     failed = [r for r in results if r.get("failed")]
     if failed:
         lines += ["", "## No number", ""] + [f"- **{r['name']}**: {r['failed']}" for r in failed]
     lines += ["", "Crypto share = 2 × (one RSA signature's CPU time, from the ceiling) ÷ the server's CPU time per "
-              "request: how close a stack comes to doing nothing but the two unavoidable signatures.",
+              "request: how close a stack comes to doing nothing but the two unavoidable signatures. "
+              "Own share = the stack's own CPU time per token pair (signbench) ÷ its CPU time per request: the part "
+              "of each request that is minting the tokens, with the stack's own code.",
               "Server-side figures (CPU, RSS) are n/a for `--url` targets.", ""]
     text = "\n".join(lines)
     path.write_text(text)
@@ -843,7 +910,7 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
 
 def estimated_seconds(settings: Settings, n: int) -> float:
     per = settings.primer + settings.warmup + len(settings.concurrency) * settings.repeats * settings.duration
-    return n * (per + (90 if settings.conformance else 0) + 30)
+    return n * (per + (90 if settings.conformance else 0) + 30 + settings.signbench_s + 5)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -864,7 +931,7 @@ def main(argv: list[str] | None = None) -> int:
     progress.say("ceiling", f"openssl speed rsa{settings.key_bits}")
     ceiling = None
     try:
-        ceiling = openssl_ceiling(settings.key_bits, 2 if "smoke" in settings.profile else 5)
+        ceiling = openssl_ceiling(settings.key_bits, round(settings.signbench_s))
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
 

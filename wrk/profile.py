@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stacks", help="comma-separated (default: every stack)")
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--seconds", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=40)
     ap.add_argument("--event", default="cpu", help="async-profiler event (cpu, itimer, wall)")
     ap.add_argument("--interval-us", type=int, default=1000, help="async-profiler sampling interval")
     ap.add_argument("--frequency", type=int, default=999, help="perf sampling frequency (Hz)")

@@ -151,6 +151,56 @@ def test_summary_medians_spread_and_crypto_share():
     assert s["rss_peak_mb"] == 80.0 and s["rss_steady_mb"] == 70.0
 
 
+def test_own_share_uses_the_stacks_own_pair_cost():
+    run = {"rps": 100, "errors": 0, "requests": 1000, "cpu_ms_per_request": 0.8,
+           "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}}
+    s = bench.summarize({"runs": {"16": [run]}, "own_ceiling": {"pair_ms": 0.6}}, {"sign_ms": 0.25})
+    assert s["by_concurrency"]["16"]["own_share"] == 0.75
+    assert s["by_concurrency"]["16"]["crypto_share"] == 0.625
+    assert "own_share" not in bench.summarize({"runs": {"16": [run]}}, None)["by_concurrency"]["16"]
+
+
+def _fake_stack(tmp_path: Path, script: str) -> bench.Stack:
+    (tmp_path / "signbench.py").write_text(script)
+    return bench.Stack("fake", tmp_path, {"run": ["true"], "signbench": [sys.executable, "signbench.py"]})
+
+
+def test_own_ceiling_reads_the_last_json_line_and_passes_the_seconds(tmp_path):
+    stack = _fake_stack(tmp_path, "import json, os, sys\n"
+                        "print('warming up', file=sys.stderr)\n"
+                        "print(json.dumps({'token_pairs': int(float(sys.argv[1]) * 1000), 'seconds': 2.0,"
+                        " 'thread_cpu_seconds': 1.6, 'provider': os.environ['PROVIDER']}))\n")
+    own = bench.own_ceiling(stack, {**bench.os.environ, "PROVIDER": "ACCP 2.5"}, 2)
+    assert own["provider"] == "ACCP 2.5" and own["token_pairs"] == 2000
+    assert own["token_pairs_per_s_per_core"] == 1250 and own["pair_ms"] == 0.8
+
+
+@pytest.mark.parametrize("script, message", [
+    ("import sys; print('no key', file=sys.stderr); sys.exit(2)", "exit 2"),
+    ("print('fast!')", "no valid result line"),
+    ("print('{\"token_pairs\": 0, \"seconds\": 1, \"thread_cpu_seconds\": 1, \"provider\": \"x\"}')", "implausible"),
+])
+def test_own_ceiling_refuses_failures_and_nonsense(tmp_path, script, message):
+    with pytest.raises(bench.ToolError, match=message):
+        bench.own_ceiling(_fake_stack(tmp_path, script), dict(bench.os.environ), 1)
+
+
+def test_markdown_shows_own_ceilings_and_their_failures(tmp_path):
+    env = {"date_utc": "2026-01-01T00:00:00+00:00", "cpu_model": "cpu", "cores": 2, "memory_gib": 24, "kernel": "6",
+           "commit": "abc", "dirty": False,
+           "settings": {"profile": "local", "scenario": "users", "key_bits": 2048, "concurrency": [16], "repeats": 1,
+                        "duration_s": 1, "primer_s": 0, "warmup_s": 0, "wrk_threads": 1, "db_pool_size": 10,
+                        "limits": {}, "wrong_share": 0.0}}
+    ceiling = {"tool": "OpenSSL", "key_bits": 2048, "signs_per_s_per_core": 4000, "sign_ms": 0.25,
+               "token_pairs_per_s_per_core": 2000, "token_pairs_per_s_all_cores": 4000}
+    results = [{"name": "good", "own_ceiling": {"provider": "ACCP", "token_pairs_per_s_per_core": 1600, "pair_ms": 0.625},
+                "failed": "later failure", "summary": {}},
+               {"name": "bad", "own_ceiling_error": "signbench of bad failed (exit 2): no key", "failed": "x", "summary": {}}]
+    text = bench.write_markdown(tmp_path / "r.md", env, ceiling, results)
+    assert "| good | ACCP | 1600 | 0.625 | 80% |" in text
+    assert "| bad | failed: signbench of bad failed (exit 2): no key |" in text
+
+
 def test_failed_stack_has_no_numbers(tmp_path):
     env = {"date_utc": "2026-01-01T00:00:00+00:00", "cpu_model": "cpu", "cores": 2, "memory_gib": 24, "kernel": "6",
            "commit": "abc", "dirty": False,
