@@ -37,6 +37,8 @@ lazy val root = (project in file("."))
     Test / javaOptions += "--enable-native-access=ALL-UNNAMED", // ACCP loads its native library
     Test / baseDirectory := baseDirectory.value,
     run / fork := true,
+    // simpleauth.SignBench is the second main class (stack.json "signbench", started with -cp).
+    Compile / mainClass := Some("simpleauth.App"),
     assembly / mainClass := Some("simpleauth.App"),
     assembly / assemblyJarName := "simple-auth-akka.jar",
     assembly / target := baseDirectory.value / "target",

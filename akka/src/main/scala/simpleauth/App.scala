@@ -23,13 +23,7 @@ object App {
     val nativeCryptoUnavailable = NativeCrypto.install() // before the key is parsed
     // Validate everything before any thread, pool or actor exists, so a refused
     // start is one line on stderr and a non-zero exit.
-    val settings = Settings.fromEnv() match {
-      case Right(s) => s
-      case Left(e) =>
-        System.err.println(s"$Name: refusing to start: ${e.message}")
-        System.exit(2)
-        return
-    }
+    val settings = Settings.fromEnv().fold(refuseToStart, identity)
     System.setProperty("LOG_LEVEL", settings.logLevel)
 
     given system: ActorSystem[Nothing] = ActorSystem(Behaviors.empty[Nothing], "simple-auth", actorSystemConfig(settings))
@@ -75,6 +69,12 @@ object App {
         System.err.println(s"$Name: cannot listen on ${settings.host}:${settings.port}: ${e.getMessage}")
         shutdown.run(CoordinatedShutdown.UnknownReason).onComplete(_ => System.exit(1))
     }
+  }
+
+  /** Invalid settings: one line on stderr, exit 2 (shared with SignBench, which loads the same settings). */
+  private[simpleauth] def refuseToStart(e: Settings.ConfigError): Nothing = {
+    System.err.println(s"$Name: refusing to start: ${e.message}")
+    sys.exit(2)
   }
 
   private def actorSystemConfig(settings: Settings): Config = {
