@@ -29,7 +29,9 @@ object AppConfig:
   val DefaultDatabaseUrl = "postgres://auth:auth@127.0.0.1:5432/auth"
 
   /** A refused start: one line on stderr, non-zero exit. */
-  final case class StartupError(message: String) extends Exception(message, null, false, false)
+  final case class StartupError(message: String) extends Exception(message, null, false, false):
+    /** The line printed on stderr (by the service and by `SignBench` alike). */
+    def line: String = s"simple-auth-zio: $message"
 
   private def positiveInt(name: String, default: Int): Config[Int] =
     Config.int(name).withDefault(default).validate(s"$name must be > 0")(_ > 0)

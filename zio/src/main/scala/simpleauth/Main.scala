@@ -107,6 +107,6 @@ object Main extends ZIOAppDefault:
                .provideSomeLayer[Api.Env]((ZLayer.succeed(serverConfig(cfg)) ++ ZLayer.succeed(nettyConfig)) >>> Server.customized.mapError(e => AppConfig.StartupError(s"cannot listen on ${cfg.host}:${cfg.port}: ${e.getMessage}")))
                .provideLayer(services)
       yield ()
-    app.catchAll { case AppConfig.StartupError(msg) =>
-      Console.printLineError(s"simple-auth-zio: $msg").ignore *> exit(ExitCode.failure)
+    app.catchAll { (e: AppConfig.StartupError) =>
+      Console.printLineError(e.line).ignore *> exit(ExitCode.failure)
     }
