@@ -24,21 +24,7 @@ public class SimpleAuthApplication {
 			SpringApplication.run(SimpleAuthApplication.class, args);
 			return;
 		}
-		String nativeCryptoUnavailable = NativeCrypto.install(); // before the key is parsed
-		if (nativeCryptoUnavailable != null) {
-			System.err.println("simple-auth-spring: warning: native crypto provider unavailable, signing with the JDK's RSA: "
-					+ nativeCryptoUnavailable);
-		}
-		AuthSettings settings;
-		try {
-			// Validated before Spring starts: a bad key or DATABASE_URL is one line on stderr, not a failure report.
-			settings = AuthSettings.fromEnvironment(System.getenv());
-		}
-		catch (InvalidSettingsException ex) {
-			System.err.println("simple-auth-spring: refusing to start: " + ex.getMessage());
-			System.exit(2);
-			return;
-		}
+		AuthSettings settings = settingsOrExit();
 		exitZeroOnTermination();
 		SpringApplication app = new SpringApplication(SimpleAuthApplication.class);
 		app.setBannerMode(Banner.Mode.OFF);
@@ -51,6 +37,27 @@ public class SimpleAuthApplication {
 		catch (Throwable ex) {
 			System.err.println("simple-auth-spring: failed to start: " + rootCause(ex));
 			System.exit(1);
+		}
+	}
+
+	/**
+	 * Installs the native crypto provider, then reads and validates the environment (the key included). An
+	 * invalid setting is one line on stderr and exit 2, not a failure report. Shared with {@code SignBench}, so
+	 * that it signs with exactly the service's settings, key and provider.
+	 */
+	public static AuthSettings settingsOrExit() {
+		String nativeCryptoUnavailable = NativeCrypto.install(); // before the key is parsed
+		if (nativeCryptoUnavailable != null) {
+			System.err.println("simple-auth-spring: warning: native crypto provider unavailable, signing with the JDK's RSA: "
+					+ nativeCryptoUnavailable);
+		}
+		try {
+			return AuthSettings.fromEnvironment(System.getenv());
+		}
+		catch (InvalidSettingsException ex) {
+			System.err.println("simple-auth-spring: refusing to start: " + ex.getMessage());
+			System.exit(2);
+			throw new AssertionError("unreachable");
 		}
 	}
 
