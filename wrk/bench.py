@@ -591,6 +591,13 @@ def bench_stack(stack: Stack, settings: Settings, db_url: str, progress: Progres
 
     port = stackctl.free_port()
     env = stack.contract_env(db_url, port, settings.key_bits)
+    # The machine's speed drifts by several per cent over minutes (a shared VM): the ceilings this stack's
+    # numbers are divided by are measured right before its own load, not once at the start of the run.
+    progress.say(stack.name, f"openssl speed rsa{settings.key_bits}")
+    try:
+        result["openssl_ceiling"] = openssl_ceiling(settings.key_bits, round(settings.signbench_s))
+    except ToolError as e:
+        print(f"bench: {e}", file=sys.stderr)
     if "signbench" in stack.manifest:
         progress.say(stack.name, "own signing ceiling (signbench)")
         try:
@@ -726,8 +733,11 @@ def spread(values: list[float]) -> dict:
 
 
 def summarize(result: dict, ceiling: dict | None) -> dict:
+    """Medians per concurrency. Crypto share divides by the OpenSSL ceiling measured just before this stack
+    (`openssl_ceiling`), else by the run's one at the start."""
     if result.get("failed") or not result.get("runs"):
         return {}
+    ceiling = result.get("openssl_ceiling") or ceiling
     summary: dict = {"by_concurrency": {}}
     for c, runs in result["runs"].items():
         s = {
@@ -785,22 +795,27 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         "",
     ]
     if ceiling:
-        lines += [f"Ceiling ({ceiling['tool']}): {ceiling['signs_per_s_per_core']:.0f} RSA-{ceiling['key_bits']} "
+        lines += [f"Ceiling at the start of the run ({ceiling['tool']}): {ceiling['signs_per_s_per_core']:.0f} RSA-{ceiling['key_bits']} "
                   f"signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} token pairs/s per core "
                   f"({ceiling['token_pairs_per_s_all_cores']:.0f} on all {env['cores']} cores, if nothing else ran).", ""]
-    owned = [r for r in results if r.get("own_ceiling") or r.get("own_ceiling_error")]
+    owned = [r for r in results if r.get("openssl_ceiling") or r.get("own_ceiling") or r.get("own_ceiling_error")]
     if owned:
-        lines += ["Each stack's own ceiling (`signbench`: the service's own signer, settings and key issue token pairs "
-                  "on one thread; per CPU second of that thread):", "",
-                  "| stack | provider | token pairs/s per core | ms per pair | vs OpenSSL (2 signatures) |",
-                  "| --- | --- | ---: | ---: | ---: |"]
+        lines += ["Measured again right before each stack (the machine's speed drifts), and each stack's own ceiling "
+                  "(`signbench`: the service's own signer, settings and key issue token pairs on one thread; per CPU "
+                  "second of that thread). A stack's shares below divide by these:", "",
+                  "| stack | OpenSSL signatures/s per core | own provider | own token pairs/s per core | own ms per pair "
+                  "| own vs OpenSSL (2 signatures) |",
+                  "| --- | ---: | --- | ---: | ---: | ---: |"]
         for r in owned:
+            c = r.get("openssl_ceiling") or ceiling
+            signs = fmt(c["signs_per_s_per_core"] if c else None)
             o = r.get("own_ceiling")
             if not o:
-                lines.append(f"| {r['name']} | failed: {r['own_ceiling_error'][:120]} | n/a | n/a | n/a |")
+                why = f"failed: {r['own_ceiling_error'][:120]}" if r.get("own_ceiling_error") else "no signbench"
+                lines.append(f"| {r['name']} | {signs} | {why} | n/a | n/a | n/a |")
                 continue
-            vs = f"{2 * ceiling['sign_ms'] / o['pair_ms']:.0%}" if ceiling else "n/a"
-            lines.append(f"| {r['name']} | {o['provider']} | {o['token_pairs_per_s_per_core']:.0f} | "
+            vs = f"{2 * c['sign_ms'] / o['pair_ms']:.0%}" if c else "n/a"
+            lines.append(f"| {r['name']} | {signs} | {o['provider']} | {o['token_pairs_per_s_per_core']:.0f} | "
                          f"{o['pair_ms']:.3f} | {vs} |")
         lines.append("")
     ok = [r for r in results if not r.get("failed")]
@@ -836,7 +851,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
     failed = [r for r in results if r.get("failed")]
     if failed:
         lines += ["", "## No number", ""] + [f"- **{r['name']}**: {r['failed']}" for r in failed]
-    lines += ["", "Crypto share = 2 × (one RSA signature's CPU time, from the ceiling) ÷ the server's CPU time per "
+    lines += ["", "Crypto share = 2 × (one RSA signature's CPU time, OpenSSL, measured before the stack) ÷ the server's CPU time per "
               "request: how close a stack comes to doing nothing but the two unavoidable signatures. "
               "Own share = the stack's own CPU time per token pair (signbench) ÷ its CPU time per request: the part "
               "of each request that is minting the tokens, with the stack's own code.",
@@ -910,7 +925,7 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
 
 def estimated_seconds(settings: Settings, n: int) -> float:
     per = settings.primer + settings.warmup + len(settings.concurrency) * settings.repeats * settings.duration
-    return n * (per + (90 if settings.conformance else 0) + 30 + settings.signbench_s + 5)
+    return n * (per + (90 if settings.conformance else 0) + 30 + 2 * settings.signbench_s + 5)
 
 
 def main(argv: list[str] | None = None) -> int:

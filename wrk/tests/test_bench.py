@@ -193,12 +193,25 @@ def test_markdown_shows_own_ceilings_and_their_failures(tmp_path):
                         "limits": {}, "wrong_share": 0.0}}
     ceiling = {"tool": "OpenSSL", "key_bits": 2048, "signs_per_s_per_core": 4000, "sign_ms": 0.25,
                "token_pairs_per_s_per_core": 2000, "token_pairs_per_s_all_cores": 4000}
+    slower = {**ceiling, "signs_per_s_per_core": 3200, "sign_ms": 0.3125}
     results = [{"name": "good", "own_ceiling": {"provider": "ACCP", "token_pairs_per_s_per_core": 1600, "pair_ms": 0.625},
                 "failed": "later failure", "summary": {}},
-               {"name": "bad", "own_ceiling_error": "signbench of bad failed (exit 2): no key", "failed": "x", "summary": {}}]
+               {"name": "drifted", "openssl_ceiling": slower, "own_ceiling": {"provider": "ACCP",
+                "token_pairs_per_s_per_core": 1600, "pair_ms": 0.625}, "failed": "x", "summary": {}},
+               {"name": "bad", "own_ceiling_error": "signbench of bad failed (exit 2): no key", "failed": "x", "summary": {}},
+               {"name": "plain", "openssl_ceiling": ceiling, "failed": "x", "summary": {}}]
     text = bench.write_markdown(tmp_path / "r.md", env, ceiling, results)
-    assert "| good | ACCP | 1600 | 0.625 | 80% |" in text
-    assert "| bad | failed: signbench of bad failed (exit 2): no key |" in text
+    assert "| good | 4000 | ACCP | 1600 | 0.625 | 80% |" in text
+    assert "| drifted | 3200 | ACCP | 1600 | 0.625 | 100% |" in text
+    assert "| bad | 4000 | failed: signbench of bad failed (exit 2): no key |" in text
+    assert "| plain | 4000 | no signbench |" in text
+
+
+def test_crypto_share_uses_the_ceiling_measured_before_the_stack():
+    run = {"rps": 100, "errors": 0, "requests": 1000, "cpu_ms_per_request": 1.0,
+           "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}}
+    s = bench.summarize({"runs": {"16": [run]}, "openssl_ceiling": {"sign_ms": 0.3}}, {"sign_ms": 0.25})
+    assert s["by_concurrency"]["16"]["crypto_share"] == 0.6
 
 
 def test_failed_stack_has_no_numbers(tmp_path):
