@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -149,6 +150,22 @@ def test_summary_medians_spread_and_crypto_share():
     assert c16["crypto_share"] == round(2 * 0.5 / 1.5, 3)
     assert s["knee"] == "64"
     assert s["rss_peak_mb"] == 80.0 and s["rss_steady_mb"] == 70.0
+
+
+def test_startup_probe_times_a_start_and_stops_the_process(tmp_path):
+    port = bench.stackctl.free_port()
+    (tmp_path / "server.py").write_text(
+        "import sys\nfrom http.server import BaseHTTPRequestHandler, HTTPServer\n"
+        "class H(BaseHTTPRequestHandler):\n"
+        "    def do_POST(self):\n"
+        "        self.rfile.read(int(self.headers['Content-Length']))\n"
+        "        self.send_response(200); self.send_header('Content-Length', '0'); self.end_headers()\n"
+        "    def log_message(self, *a): pass\n"
+        f"HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
+    t = bench.startup_probe([sys.executable, "server.py"], tmp_path, dict(bench.os.environ), f"http://127.0.0.1:{port}")
+    assert t > 0
+    with pytest.raises(OSError):  # stopped: nothing listens any more
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
 
 
 def test_own_share_uses_the_stacks_own_pair_cost():
