@@ -11,7 +11,7 @@ taken while wrk runs `users.lua` at one concurrency:
 - JVM stacks: async-profiler (Maven Central `tools.profiler:async-profiler`,
   fetched with the local Maven client) as an agent, CPU samples of every
   thread, written as an HTML flame graph (`<stack>.html`) and collapsed stacks
-  (`<stack>.collapsed`).
+  (`<stack>.collapsed`, gzipped to `.collapsed.gz` when over 1 MiB).
 - native stacks: `perf record -g` (Debian's linux-perf) on the process, written
   as collapsed stacks (`<stack>.collapsed`) and `perf report` text
   (`<stack>.perf.txt`).
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime as dt
+import gzip
 import json
 import os
 import re
@@ -76,6 +77,21 @@ def _category(frames_leaf_first: list[str]) -> str:
             if pattern.search(frame):
                 return name
     return "other"
+
+
+GZIP_OVER_BYTES = 1 << 20
+
+
+def compress_if_large(path: Path, limit: int = GZIP_OVER_BYTES) -> Path:
+    """Collapsed stacks of a JVM run are 5-15 MB of text: kept under results/ as `<name>.gz` when over `limit`
+    (`zcat` reads them, as do flame-graph tools). Returns the file that is kept."""
+    if not path.exists() or path.stat().st_size <= limit:
+        return path
+    packed = path.with_name(path.name + ".gz")
+    with path.open("rb") as src, gzip.open(packed, "wb", compresslevel=9) as dst:
+        shutil.copyfileobj(src, dst)
+    path.unlink()
+    return packed
 
 
 def categorize(collapsed: Path) -> dict[str, float]:
@@ -156,6 +172,7 @@ def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
             (out / f"{stack.name}.perf.txt").write_text(rep.stdout)
             data.unlink(missing_ok=True)
         result["categories"] = categorize(collapsed) if collapsed.exists() else {}
+        result["collapsed"] = compress_if_large(collapsed).name
     except (ToolError, subprocess.SubprocessError, OSError) as e:
         result["failed"] = str(e)
     finally:
@@ -191,7 +208,7 @@ def write_summary(out: Path, env: dict, results: list[dict]) -> str:
         c = r.get("categories", {})
         lines.append(f"| {r['name']} | {r.get('rps_while_profiling', 'n/a')} | " +
                      " | ".join(f"{c.get(k, 0):.1f}" for k in cats) + " |")
-    lines += ["", "Flame graphs: `<stack>.html` (JVM, async-profiler); collapsed stacks `<stack>.collapsed` for every stack; "
+    lines += ["", "Flame graphs: `<stack>.html` (JVM, async-profiler); collapsed stacks `<stack>.collapsed` for every stack (`.collapsed.gz` when over 1 MiB); "
               "`perf report` text for native stacks."]
     text = "\n".join(lines) + "\n"
     (out / "summary.md").write_text(text)

@@ -45,3 +45,16 @@ def test_the_leaf_most_categorized_frame_wins(tmp_path):
     # JSON written into a socket buffer: the socket write is the leaf, so the sample is network's.
     collapsed.write_text("serde_json::ser::to_vec;tcp_sendmsg 4\nserde_json::ser::to_vec;memcpy 1\n")
     assert prof.categorize(collapsed) == {"HTTP / network": 80.0, "JSON": 20.0}
+
+
+def test_large_collapsed_stacks_are_gzipped_and_small_ones_kept(tmp_path):
+    import gzip
+    big, small = tmp_path / "akka.collapsed", tmp_path / "actix.collapsed"
+    text = "java/lang/Thread.run;RSA_sign 3\n" * 100
+    big.write_text(text)
+    small.write_text("a;b 1\n")
+    kept = prof.compress_if_large(big, limit=1000)
+    assert kept == tmp_path / "akka.collapsed.gz" and not big.exists()
+    assert gzip.decompress(kept.read_bytes()).decode() == text
+    assert prof.compress_if_large(small, limit=1000) == small and small.read_text() == "a;b 1\n"
+    assert prof.compress_if_large(tmp_path / "missing.collapsed") == tmp_path / "missing.collapsed"
