@@ -117,9 +117,9 @@ class _Exited:
 
 def test_first_token_waits_through_unavailable_answers(fake):
     FakeToken.unavailable = True
+    t0 = bench.time.monotonic()  # before the timer starts: the first 200 cannot come sooner than 0.2 s after t0
     threading.Timer(0.2, lambda: setattr(FakeToken, "unavailable", False)).start()
     try:
-        t0 = bench.time.monotonic()
         elapsed = bench.time_to_first_token(fake, _Running(), t0, timeout=10)
     finally:
         FakeToken.unavailable = False
