@@ -192,6 +192,33 @@ def test_own_ceiling_reads_the_last_json_line_and_passes_the_seconds(tmp_path):
     assert own["token_pairs_per_s_per_core"] == 1250 and own["pair_ms"] == 0.8
 
 
+def test_own_ceiling_is_the_fastest_of_its_runs_and_keeps_them_all(tmp_path):
+    # Each run reads and bumps a counter: the second of three is the fastest (1.0 CPU s for 2000 pairs).
+    stack = _fake_stack(tmp_path, "import json, pathlib\n"
+                        "f = pathlib.Path('n'); n = int(f.read_text()) if f.exists() else 0; f.write_text(str(n + 1))\n"
+                        "cpu = [1.6, 1.0, 1.25][n]\n"
+                        "print(json.dumps({'token_pairs': 2000, 'seconds': 2.0, 'thread_cpu_seconds': cpu,"
+                        " 'provider': 'p'}))\n")
+    own = bench.own_ceiling(stack, dict(bench.os.environ), 2, runs=3)
+    assert own["token_pairs_per_s_per_core"] == 2000 and own["pair_ms"] == 0.5
+    assert own["thread_cpu_seconds"] == 1.0
+    assert own["runs_token_pairs_per_s_per_core"] == [1250, 2000, 1600]
+
+
+def test_own_ceiling_fails_when_any_run_fails(tmp_path):
+    stack = _fake_stack(tmp_path, "import json, pathlib, sys\n"
+                        "f = pathlib.Path('n'); n = int(f.read_text()) if f.exists() else 0; f.write_text(str(n + 1))\n"
+                        "sys.exit(3) if n == 1 else print(json.dumps({'token_pairs': 10, 'seconds': 1,"
+                        " 'thread_cpu_seconds': 1, 'provider': 'p'}))\n")
+    with pytest.raises(bench.ToolError, match="exit 3"):
+        bench.own_ceiling(stack, dict(bench.os.environ), 1, runs=3)
+
+
+def test_settings_run_signbench_three_times_except_in_the_smoke_run():
+    assert bench.parse_args([]).signbench_runs == 3
+    assert bench.parse_args(["--smoke"]).signbench_runs == 1
+
+
 @pytest.mark.parametrize("script, message", [
     ("import sys; print('no key', file=sys.stderr); sys.exit(2)", "exit 2"),
     ("print('fast!')", "no valid result line"),
