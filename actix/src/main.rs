@@ -76,6 +76,7 @@ fn load_signer(config: &Config) -> Result<TokenSigner, String> {
 async fn run() -> Result<(), String> {
     let config = Config::from_env().map_err(|e| e.to_string())?;
     init_logging(config.log_level);
+    tokens::seed_random_in_background();
 
     let signer = load_signer(&config)?;
     let kid = signer.kid().to_owned();
