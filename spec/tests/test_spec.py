@@ -81,7 +81,29 @@ def test_at_hash_vector(pair):
 
 def test_openapi_is_3_1_and_has_every_endpoint():
     assert OPENAPI["openapi"].startswith("3.1")
-    assert set(OPENAPI["paths"]) == {"/token", "/.well-known/jwks.json", "/health"}
+    assert set(OPENAPI["paths"]) == {"/token", "/.well-known/jwks.json", "/health", "/health/live", "/metrics"}
+
+
+def test_openapi_wrong_methods_name_the_allowed_ones():
+    responses = OPENAPI["components"]["responses"]
+    assert responses["MethodNotAllowedPost"]["headers"]["Allow"]["schema"]["const"] == "POST"
+    pattern = re.compile(responses["MethodNotAllowedGet"]["headers"]["Allow"]["schema"]["pattern"])
+    assert pattern.match("GET, HEAD") and not pattern.match("GET") and not pattern.match("GET, HEAD, POST")
+    for path in ("/health", "/health/live", "/.well-known/jwks.json", "/metrics"):
+        assert set(OPENAPI["paths"][path]) == {"get", "post"}, path
+        assert OPENAPI["paths"][path]["post"]["responses"]["405"]["$ref"].endswith("/MethodNotAllowedGet")
+
+
+def test_openapi_metrics_is_plain_text():
+    assert set(OPENAPI["paths"]["/metrics"]["get"]["responses"]["200"]["content"]) == {"text/plain"}
+
+
+def test_spec_needs_nothing_outside_the_project():
+    # The design once lived in a folder beside the repository; a user who clones the project has none.
+    for f in [*SPEC.rglob("*.md"), *SPEC.rglob("*.yaml"), *SPEC.rglob("*.py")]:
+        if f.resolve() == Path(__file__).resolve():
+            continue
+        assert "shared/contract" not in f.read_text(), f"{f.relative_to(SPEC)} points outside the project"
 
 
 def test_openapi_token_lists_every_status_of_the_contract():
