@@ -3,7 +3,7 @@
 `make run` and the benchmark.
 
     python3 wrk/stackctl.py list                 # stacks (folders with a stack.json)
-    python3 wrk/stackctl.py db                   # throw-away PostgreSQL until Ctrl-C
+    python3 wrk/stackctl.py db [--tls]           # throw-away PostgreSQL until Ctrl-C (--tls: TLS-only, own CA)
     python3 wrk/stackctl.py build STACK          # release build
     python3 wrk/stackctl.py test STACK           # the stack's own unit tests
     python3 wrk/stackctl.py run STACK [--key-bits 4096]   # build if needed, run in the foreground
@@ -84,12 +84,51 @@ def load_sql(database_url: str) -> None:
         raise ToolError(f"loading {', '.join(f.name for f in SQL_FILES)} failed: {res.stderr.strip()}")
 
 
+def openssl(*args: str, cwd: Path) -> None:
+    res = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ToolError(f"openssl {args[0]} failed: {(res.stderr or res.stdout).strip()}")
+
+
+def make_ca(folder: Path, name: str = "simple-auth throw-away CA") -> Path:
+    """A self-signed CA (ca.pem, ca.key) in folder; returns the certificate's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    openssl("req", "-x509", "-new", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "7",
+            "-keyout", "ca.key", "-out", "ca.pem", "-subj", f"/CN={name}",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            cwd=folder)
+    return folder / "ca.pem"
+
+
+def make_server_cert(folder: Path) -> tuple[Path, Path]:
+    """A server certificate for localhost and 127.0.0.1, signed by the CA in folder; returns (cert, key)."""
+    (folder / "server.ext").write_text(
+        "subjectAltName = DNS:localhost, IP:127.0.0.1\n"
+        "basicConstraints = critical, CA:FALSE\n"
+        "keyUsage = critical, digitalSignature, keyEncipherment\n"
+        "extendedKeyUsage = serverAuth\n")
+    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+            "-subj", "/CN=localhost", cwd=folder)
+    openssl("x509", "-req", "-sha256", "-days", "7", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-extfile", "server.ext", "-out", "server.crt", cwd=folder)
+    return folder / "server.crt", folder / "server.key"
+
+
+TLS_MODES = ("require", "verify-full")
+
+
 @dataclass
 class ThrowawayPostgres:
     """A PostgreSQL cluster in a temporary folder, on a free loopback port.
 
     initdb refuses to run as root, so as root the cluster belongs to the
     `postgres` system user (created by Debian's package) or, failing that, `nobody`.
+
+    With tls=True the cluster accepts TLS only: its own CA (`ca_file`), a server
+    certificate for localhost and 127.0.0.1, `ssl = on` and `hostssl` lines only
+    in pg_hba.conf (plain TCP is refused; the Unix socket stays for set-up).
+    `url` then carries `sslmode` (`tls_mode`, verify-full unless told otherwise);
+    `url_for(mode)` gives the others.
     """
 
     port: int = field(default_factory=free_port)
@@ -98,10 +137,28 @@ class ThrowawayPostgres:
     database: str = "auth"
     max_connections: int = 200
     base: Path | None = None
+    tls: bool = False
+    tls_mode: str = "verify-full"
+
+    @property
+    def plain_url(self) -> str:
+        return f"postgres://{self.user}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+
+    def url_for(self, sslmode: str, host: str = "127.0.0.1", rootcert: Path | None = None) -> str:
+        """The URL with a libpq sslmode; verify-ca/verify-full name this cluster's CA unless told otherwise."""
+        url = f"postgres://{self.user}:{self.password}@{host}:{self.port}/{self.database}?sslmode={sslmode}"
+        if sslmode in ("verify-ca", "verify-full") or rootcert is not None:
+            url += f"&sslrootcert={rootcert or self.ca_file}"
+        return url
 
     @property
     def url(self) -> str:
-        return f"postgres://{self.user}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+        return self.url_for(self.tls_mode) if self.tls else self.plain_url
+
+    @property
+    def ca_file(self) -> Path:
+        assert self.base is not None and self.tls
+        return self.base / "tls" / "ca.pem"
 
     @property
     def datadir(self) -> Path:
@@ -126,6 +183,8 @@ class ThrowawayPostgres:
         return res
 
     def start(self) -> "ThrowawayPostgres":
+        if self.tls and self.tls_mode not in TLS_MODES:
+            raise ToolError(f"unknown TLS mode '{self.tls_mode}': one of {', '.join(TLS_MODES)}")
         bindir = pg_bindir()
         self.base = Path(tempfile.mkdtemp(prefix="simple-auth-pg-"))
         owner = self._owner()
@@ -148,10 +207,29 @@ class ThrowawayPostgres:
                 # A throw-away cluster: durability buys nothing here.
                 "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
             )
+        if self.tls:
+            self._enable_tls(owner)
         self.pg_start()
         self._run([str(bindir / "createdb"), "-h", str(self.base), "-p", str(self.port), "-U", self.user, self.database])
         load_sql(self.url)
         return self
+
+    def _enable_tls(self, owner: str | None) -> None:
+        folder = self.base / "tls"
+        make_ca(folder)
+        cert, key = make_server_cert(folder)
+        key.chmod(0o600)  # PostgreSQL refuses a key others can read
+        if owner:
+            info = pwd.getpwnam(owner)
+            for f in (folder, cert, key):
+                os.chown(f, info.pw_uid, info.pw_gid)
+        with (self.datadir / "postgresql.conf").open("a") as f:
+            f.write(f"ssl = on\nssl_cert_file = '{cert}'\nssl_key_file = '{key}'\n")
+        # TLS only: no `host` line, so a plain TCP connection finds no entry and is refused.
+        (self.datadir / "pg_hba.conf").write_text(
+            "# simple-auth throw-away cluster, TLS only\n"
+            "local   all all                trust\n"
+            "hostssl all all 127.0.0.1/32   scram-sha-256\n")
 
     def pg_start(self) -> None:
         self._run([str(pg_bindir() / "pg_ctl"), "-D", str(self.datadir), "-l", str(self.base / "server.log"),
@@ -435,14 +513,16 @@ def stop_process(proc: subprocess.Popen, timeout: float = 15) -> int:
 
 
 @contextlib.contextmanager
-def database(url: str | None = None):
-    """Yields (database_url, ThrowawayPostgres or None)."""
+def database(url: str | None = None, tls: bool = False, tls_mode: str = "verify-full"):
+    """Yields (database_url, ThrowawayPostgres or None). With tls, the throw-away cluster accepts TLS only and
+    the URL carries sslmode=tls_mode (`require`, or `verify-full` with sslrootcert=<its CA>); pg.url_for()
+    gives the other."""
     url = url or os.environ.get("DATABASE_URL")
     if url:
         yield url, None
         return
-    log("no DATABASE_URL: starting a throw-away PostgreSQL")
-    with ThrowawayPostgres() as pg:
+    log(f"no DATABASE_URL: starting a throw-away PostgreSQL{' (TLS only)' if tls else ''}")
+    with ThrowawayPostgres(tls=tls, tls_mode=tls_mode) as pg:
         log(f"PostgreSQL ready at {pg.url}")
         yield pg.url, pg
 
@@ -464,9 +544,12 @@ def cmd_run(args) -> int:
             return proc.wait()
 
 
-def cmd_db(_args) -> int:
-    with ThrowawayPostgres() as pg:
+def cmd_db(args) -> int:
+    with ThrowawayPostgres(tls=args.tls) as pg:
         print(f"DATABASE_URL={pg.url}", flush=True)
+        if args.tls:
+            print(f"# TLS only, CA {pg.ca_file}; without verification: DATABASE_URL={pg.url_for('require')}",
+                  flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
             while True:
@@ -478,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list")
-    sub.add_parser("db")
+    p = sub.add_parser("db")
+    p.add_argument("--tls", action="store_true", help="TLS only: own CA, server certificate, hostssl lines only")
     for name in ("build", "test"):
         p = sub.add_parser(name)
         p.add_argument("stack")

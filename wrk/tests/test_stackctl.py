@@ -5,11 +5,13 @@ import base64
 import hashlib
 import hmac
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
+from cryptography import x509
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stackctl  # noqa: E402
@@ -129,3 +131,79 @@ def test_training_workload_covers_every_path():
     types = {t for _, _, t, _ in reqs}
     assert {"application/json", "application/x-www-form-urlencoded", "text/plain"} <= types
     assert any(b"jane@example.com" in (b or b"") for _, _, _, b in reqs), "an argon2id login"
+
+
+# --------------------------------------------------------------------------- TLS-only cluster
+
+@pytest.fixture(scope="module")
+def tls_pg():
+    with stackctl.ThrowawayPostgres(tls=True) as db:
+        yield db
+
+
+def psql_as(url: str, sql: str = "SELECT 1") -> subprocess.CompletedProcess:
+    return subprocess.run([stackctl.psql_bin(), url, "-X", "-A", "-t", "-c", sql], capture_output=True, text=True,
+                          timeout=30)
+
+
+def test_tls_cluster_refuses_plain_tcp(tls_pg):
+    res = psql_as(tls_pg.url_for("disable"))
+    assert res.returncode != 0
+    assert "no encryption" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("mode", stackctl.TLS_MODES)
+def test_tls_cluster_accepts_tls(tls_pg, mode):
+    res = psql_as(tls_pg.url_for(mode), "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "t"
+
+
+def test_tls_cluster_certificate_names_localhost_and_127_0_0_1(tls_pg):
+    res = psql_as(tls_pg.url_for("verify-full", host="localhost"))
+    assert res.returncode == 0, res.stderr
+    cert = x509.load_pem_x509_certificate((tls_pg.base / "tls" / "server.crt").read_bytes())
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.DNSName) == ["localhost"]
+    assert [str(ip) for ip in san.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+
+
+def test_tls_cluster_is_not_trusted_under_another_ca(tls_pg, tmp_path):
+    other = stackctl.make_ca(tmp_path / "other", "some other CA")
+    res = psql_as(tls_pg.url_for("verify-full", rootcert=other))
+    assert res.returncode != 0
+    assert "certificate verify failed" in res.stderr, res.stderr
+
+
+def test_tls_cluster_urls(tls_pg):
+    assert tls_pg.url == tls_pg.url_for("verify-full")
+    assert tls_pg.url.endswith(f"?sslmode=verify-full&sslrootcert={tls_pg.ca_file}")
+    assert tls_pg.url_for("require").endswith("?sslmode=require")
+    assert tls_pg.psql("SELECT count(*) FROM users WHERE email = 'john@example.com'") == "1"  # loaded over TLS
+
+
+def test_tls_database_yields_the_asked_mode(monkeypatch):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    with stackctl.database(tls=True, tls_mode="require") as (url, pg):
+        assert url == pg.url_for("require")
+        assert psql_as(url).returncode == 0
+        assert psql_as(pg.url_for("disable")).returncode != 0
+
+
+def test_unknown_tls_mode_is_a_clear_error():
+    with pytest.raises(stackctl.ToolError, match="unknown TLS mode"):
+        stackctl.ThrowawayPostgres(tls=True, tls_mode="verify-ca").start()
+
+
+def test_db_command_with_tls_prints_both_urls():
+    proc = subprocess.Popen([sys.executable, str(Path(stackctl.__file__)), "db", "--tls"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        first, second = proc.stdout.readline().strip(), proc.stdout.readline().strip()
+        assert first.startswith("DATABASE_URL=postgres://") and "sslmode=verify-full&sslrootcert=" in first
+        assert psql_as(first.removeprefix("DATABASE_URL=")).returncode == 0
+        require = second.rpartition("DATABASE_URL=")[2]
+        assert require.endswith("?sslmode=require") and psql_as(require).returncode == 0
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
