@@ -50,6 +50,15 @@ class DatabaseDownHttpTest {
 	}
 
 	@Test
+	void liveIsUpWhileTheDatabaseIsDown() throws Exception {
+		HttpResponse<String> response = send(HttpRequest.newBuilder(uri("/health/live")).GET());
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+		assertThat(response.headers().firstValue("Cache-Control")).hasValue("no-store");
+		assertThat(response.body()).isEqualTo("{\"status\":\"up\"}");
+	}
+
+	@Test
 	void tokenIs503WithRetryAfter() throws Exception {
 		HttpResponse<String> response = send(HttpRequest.newBuilder(uri("/token"))
 			.header("Content-Type", "application/json")

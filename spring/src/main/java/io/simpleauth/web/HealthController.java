@@ -9,7 +9,10 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-/** GET /health for load balancers: the contract's shape, not Actuator's. */
+/**
+ * GET /health (readiness: the database answers {@code SELECT 1} within a second) and GET /health/live (liveness:
+ * the process serves; never touches the database), in the contract's shape.
+ */
 @RestController
 public class HealthController {
 
@@ -29,10 +32,19 @@ public class HealthController {
 	@GetMapping("/health")
 	public ResponseEntity<HealthStatus> health() {
 		boolean up = this.database.isUp();
-		return ResponseEntity.status(up ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE)
+		return answer(up ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE, up ? UP : DOWN);
+	}
+
+	@GetMapping("/health/live")
+	public ResponseEntity<HealthStatus> live() {
+		return answer(HttpStatus.OK, UP);
+	}
+
+	private static ResponseEntity<HealthStatus> answer(HttpStatus status, HealthStatus body) {
+		return ResponseEntity.status(status)
 			.contentType(MediaType.APPLICATION_JSON)
 			.cacheControl(CacheControl.noStore())
-			.body(up ? UP : DOWN);
+			.body(body);
 	}
 
 }

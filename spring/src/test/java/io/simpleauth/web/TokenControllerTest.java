@@ -39,6 +39,7 @@ import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilde
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.BDDMockito.given;
+import static org.mockito.BDDMockito.then;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.delete;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
@@ -278,6 +279,17 @@ class TokenControllerTest {
 		this.mvc.perform(get("/health"))
 			.andExpect(status().isServiceUnavailable())
 			.andExpect(content().string("{\"status\":\"down\"}"));
+	}
+
+	@Test
+	void livenessIsUpWithoutAskingTheDatabase() throws Exception {
+		given(this.databaseHealth.isUp()).willReturn(false);
+		this.mvc.perform(get("/health/live"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("Content-Type", "application/json"))
+			.andExpect(header().string("Cache-Control", "no-store"))
+			.andExpect(content().string("{\"status\":\"up\"}"));
+		then(this.databaseHealth).shouldHaveNoInteractions();
 	}
 
 	// ------------------------------------------------------------------ helpers
