@@ -2,26 +2,43 @@
 """The benchmark runner behind `make bench`.
 
     python3 wrk/bench.py                                # every stack, profile local, scenario users
-    python3 wrk/bench.py --stacks actix,spring --profile fly-shared-1x
+    python3 wrk/bench.py --stacks actix,spring --profile fly-shared-cpu-1x
+    python3 wrk/bench.py --profile fly-performance-1x   # the server alone on one CPU, 2 GiB
     python3 wrk/bench.py --cpus 0.5 --memory 128        # custom limits for the server
     python3 wrk/bench.py --url actix=https://simple-auth-actix.fly.dev   # already-running services
+    python3 wrk/bench.py --url orig=http://127.0.0.1:3000 --verify basic # a token service without a JWKS
     python3 wrk/bench.py --smoke                        # short phases, one concurrency (CI)
     python3 wrk/bench.py --target docker --smoke        # the images of docker-compose.yml (wrk/docker.py)
 
 Per stack: release build (timed), artifact size, conformance gate, the
 stack's own signing ceiling (its `signbench` entry point: the service's own
-signer minting token pairs on one thread), start with
-the contract's environment, start-up time (exec -> first 200 on /token),
-verification (two logins, tokens checked against the served JWKS), primer,
-warm-up at the top concurrency, then measured runs over the concurrency sweep
-(repeats, median and spread), sampling the server's RSS and CPU time. The
-ceiling, RSA signing speed by `openssl speed`, is measured in the same run.
+signer minting token pairs on one thread; a JVM stack whose provider is not
+Amazon Corretto Crypto Provider gets no number), start with the contract's
+environment in a cgroup of its own, start-up time (exec -> first 200 on
+/token), verification (two logins, tokens checked against the served JWKS)
+and a primer. Then, with every server up at once, the closed-loop sweep (wrk):
+at each concurrency a warm-up until two consecutive windows agree on CPU per
+request within 3 %, then the repeats, the stacks interleaved round-robin
+(the order rotates each repeat and is recorded). Then the open-loop phase
+(oha at constant arrival rates, latency from each request's intended start):
+the same absolute rates for every stack (fractions of the slowest stack's
+closed-loop maximum) and 50/75/90 % of the stack's own maximum. Every run
+records the server's, wrk's and PostgreSQL's CPU time, the machine's idle
+and stolen CPU; any non-200 answer (or socket error) in any load phase fails
+the stack, and the runner exits non-zero when any stack failed.
+
+Profiles (--profile): local (no limits), cpu1-256m (a whole core by CFS quota,
+256 MiB), fly-shared-cpu-1x (fly.io's shared vCPU: 80 ms period, 5 ms
+baseline, a balance of unused baseline time up to 500 s, 100 % of one CPU
+while it lasts; 256 MiB), fly-performance-1x (the server alone on one CPU by
+cpuset, wrk and PostgreSQL on the others; 2 GiB).
 
 Output: results/<UTC time>-<profile>/{results.json,results.md,*.png}.
 """
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import datetime as dt
 import http.client
@@ -29,14 +46,16 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -48,25 +67,53 @@ VECTORS = json.loads((ROOT / "spec" / "vectors.json").read_text())
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SCENARIOS = ("users", "john", "argon2", "mixed")
+OHA_VERSION = "1.15.0"  # wrk/install-loadgen.sh installs this one
+STABLE_WITHIN = 0.03    # warm-up: two consecutive windows' CPU per request within 3 %
+SHARED_FRACTIONS = (0.25, 0.5, 0.75, 0.9)  # open loop: of the slowest stack's closed-loop maximum, for every stack
+OWN_FRACTIONS = (0.5, 0.75, 0.9)           # open loop: of the stack's own closed-loop maximum
+CRYPTO_FLAGS = ("avx512ifma", "avx512f", "avx512bw", "avx512vl", "vaes", "vpclmulqdq", "sha_ni", "avx2", "adx",
+                "bmi2", "aes", "pclmulqdq")
 
 
 # --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class FlyShared:
+    """fly.io's shared-CPU rule ("CPU Performance" in fly's docs): every `period_us` the vCPU earns
+    `baseline_us` of CPU time; what it does not use accrues as a balance of at most `max_balance_s`; while
+    there is a balance it may run at 100 % of one CPU, without one it gets the baseline."""
+    period_us: int = 80_000
+    baseline_us: int = 5_000
+    max_balance_s: float = 500.0
+
+    @property
+    def baseline_share(self) -> float:
+        return self.baseline_us / self.period_us
 
 
 @dataclass
 class Limits:
     cpus: float | None = None
     memory_mb: int | None = None
+    cpuset: str | None = None          # CPUs the server is confined to (the rest run wrk and PostgreSQL)
+    shared: FlyShared | None = None    # fly's shared-CPU rule, enforced by a governor thread
 
     def __bool__(self) -> bool:
-        return self.cpus is not None or self.memory_mb is not None
+        return any(v is not None for v in (self.cpus, self.memory_mb, self.cpuset, self.shared))
 
 
 PROFILES = {
     "local": Limits(),
-    # fly.io's smallest VM: one shared CPU, 256 MB. Only the server is confined.
-    "fly-shared-1x": Limits(cpus=1.0, memory_mb=256),
+    # One whole core by CFS quota and 256 MiB: what this profile used to call fly-shared-1x. It is not fly's
+    # shared vCPU (that sustains 1/16 of a core): the name says what it is.
+    "cpu1-256m": Limits(cpus=1.0, memory_mb=256),
+    # fly.io shared-cpu-1x: 256 MiB and the shared-CPU rule (FlyShared), modelled with the cgroup's CFS quota.
+    "fly-shared-cpu-1x": Limits(memory_mb=256, shared=FlyShared()),
+    # fly.io performance-1x: one dedicated core and 2 GiB; the server alone on the last CPU by cpuset.
+    "fly-performance-1x": Limits(memory_mb=2048, cpuset="last"),
 }
+ALIASES = {"fly-shared-1x": "cpu1-256m"}  # the old, misleading name of cpu1-256m
 
 
 @dataclass
@@ -88,21 +135,38 @@ class Settings:
     build: bool
     out: Path
     target: str = "local"
+    verify: str = "jwks"
+    open_loop: bool = True
+    open_loop_s: int = 15
+    warmup_window: int = 10
+
+    @property
+    def smoke(self) -> bool:
+        return "smoke" in self.profile
 
     @property
     def startup_probes(self) -> int:
-        """Extra starts per stack for the start-up median (none in the smoke run)."""
-        return 0 if "smoke" in self.profile else 4
+        """Extra starts per stack for the start-up median (none in the smoke run, none under fly's shared rule:
+        there every start is from an empty balance and takes tens of seconds)."""
+        return 0 if self.smoke or self.limits.shared else 4
 
     @property
     def signbench_s(self) -> float:
         """Timed seconds of each stack's own signing measurement (openssl speed gets the same)."""
-        return 2 if "smoke" in self.profile else 5
+        return 2 if self.smoke else 5
 
     @property
     def signbench_runs(self) -> int:
-        """Runs of each stack's own signing measurement; the fastest is its ceiling."""
-        return 1 if "smoke" in self.profile else 3
+        """Runs of each stack's own signing measurement and of openssl speed; the fastest is the ceiling."""
+        return 1 if self.smoke else 3
+
+    @property
+    def shared_fractions(self) -> tuple[float, ...]:
+        return (0.5,) if self.smoke else SHARED_FRACTIONS
+
+    @property
+    def own_fractions(self) -> tuple[float, ...]:
+        return (0.9,) if self.smoke else OWN_FRACTIONS
 
 
 def parse_args(argv: list[str] | None) -> Settings:
@@ -110,7 +174,11 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--stacks", help="comma-separated (default: every folder with a stack.json)")
     ap.add_argument("--url", action="append", default=[], metavar="NAME=URL",
                     help="benchmark an already-running service by base URL (repeatable); no local stacks then")
-    ap.add_argument("--profile", choices=sorted(PROFILES), default="local")
+    ap.add_argument("--verify", choices=("jwks", "basic"), default="jwks",
+                    help="jwks: tokens checked against the served JWKS (default); basic: for --url targets "
+                         "without a JWKS, /token must answer 200 with two JWTs (signatures not checked, "
+                         "marked so in the results)")
+    ap.add_argument("--profile", choices=sorted(PROFILES) + sorted(ALIASES), default="local")
     ap.add_argument("--cpus", type=float, help="CPU limit for the server (cgroup quota), overrides the profile")
     ap.add_argument("--memory", type=int, metavar="MiB", help="memory limit for the server, overrides the profile")
     ap.add_argument("--scenario", choices=SCENARIOS, default="users")
@@ -118,11 +186,15 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--key-bits", type=int, choices=sorted(stackctl.KEYS), default=2048)
     ap.add_argument("--concurrency", default="16,64,256", help="comma-separated connection counts")
     ap.add_argument("--duration", type=int, default=15, help="seconds per measured run")
-    ap.add_argument("--warmup", type=int, default=40,
-                    help="warm-up seconds at the top concurrency (the JVMs' JIT settles ~45 s into load)")
+    ap.add_argument("--warmup", type=int, default=120,
+                    help="cap in seconds of the warm-up at each concurrency (it ends earlier once two consecutive "
+                         "windows agree on CPU per request within 3 %%)")
+    ap.add_argument("--warmup-window", type=int, default=10, help="seconds per warm-up window")
     ap.add_argument("--primer", type=int, default=5, help="primer seconds at 8 connections")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--wrk-threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--open-loop-seconds", type=int, default=15, help="seconds per open-loop rate")
+    ap.add_argument("--no-open-loop", action="store_true", help="skip the open-loop latency phase (oha)")
     ap.add_argument("--skip-conformance", action="store_true", help="skip the conformance gate (verification still runs)")
     ap.add_argument("--no-build", action="store_true", help="use the existing artifacts (build time not measured)")
     ap.add_argument("--smoke", action="store_true", help="short phases, one concurrency, one repeat (CI)")
@@ -151,26 +223,39 @@ def parse_args(argv: list[str] | None) -> Settings:
             ap.error(f"unknown stack {s!r}; known: {', '.join(stackctl.list_stacks())}")
     if not stacks and not urls:
         ap.error("no stacks to benchmark")
-    limits = Limits(**asdict(PROFILES[a.profile]))
-    profile = a.profile
+    if a.verify == "basic" and not urls:
+        ap.error("--verify basic is for --url targets that serve no JWKS; local stacks are always checked against theirs")
+    profile = ALIASES.get(a.profile, a.profile)
+    if profile != a.profile:
+        print(f"bench: profile {a.profile!r} is now called {profile!r} (a whole core is not fly's shared vCPU; "
+              "--profile fly-shared-cpu-1x models that)", file=sys.stderr)
+    limits = Limits(**{k: getattr(PROFILES[profile], k) for k in ("cpus", "memory_mb", "cpuset", "shared")})
     if a.cpus is not None or a.memory is not None:
         if a.cpus is not None and a.cpus <= 0 or a.memory is not None and a.memory < 16:
             ap.error("--cpus must be > 0 and --memory at least 16 MiB")
-        limits = Limits(a.cpus if a.cpus is not None else limits.cpus, a.memory if a.memory is not None else limits.memory_mb)
+        limits = Limits(a.cpus if a.cpus is not None else limits.cpus,
+                        a.memory if a.memory is not None else limits.memory_mb, limits.cpuset,
+                        None if a.cpus is not None else limits.shared)
         profile = "custom"
+    if limits.cpuset and (os.cpu_count() or 1) < 2:
+        ap.error(f"--profile {profile} needs at least two CPUs (one for the server, the rest for wrk and PostgreSQL)")
     if urls and limits:
         ap.error("limits apply to servers this runner starts, not to --url targets")
     if a.target == "docker" and urls:
         ap.error("--target docker measures the compose stacks, not --url targets")
+    if a.target == "docker" and (limits.shared or limits.cpuset):
+        ap.error(f"--target docker takes CPU/memory limits only, not the {profile} profile")
     if a.smoke:
-        concurrency, duration, warmup, primer, repeats = [concurrency[0]], 3, 2, 1, 1
+        concurrency, duration, warmup, window, primer, repeats, open_s = [concurrency[0]], 3, 6, 2, 1, 1, 2
     else:
-        duration, warmup, primer, repeats = a.duration, a.warmup, a.primer, a.repeats
-    if duration < 1 or repeats < 1:
-        ap.error("--duration and --repeats must be at least 1")
+        duration, warmup, window, primer, repeats, open_s = (a.duration, a.warmup, a.warmup_window, a.primer,
+                                                            a.repeats, a.open_loop_seconds)
+    if duration < 1 or repeats < 1 or window < 1 or open_s < 1:
+        ap.error("--duration, --repeats, --warmup-window and --open-loop-seconds must be at least 1")
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
                     a.key_bits, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
-                    not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target)
+                    not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
+                    not a.no_open_loop, open_s, window)
 
 
 # --------------------------------------------------------------------------- progress
@@ -191,38 +276,52 @@ class Progress:
 # --------------------------------------------------------------------------- cgroups
 
 
+def resolve_cpuset(spec: str, cpus: int | None = None) -> str:
+    """'last' → the machine's last CPU (the server's; wrk and PostgreSQL get the others), else as given."""
+    cpus = cpus or os.cpu_count() or 1
+    return str(cpus - 1) if spec == "last" else spec
+
+
 class Cgroup:
-    """Confines one process tree to a CPU quota and a memory limit (cgroup v2 or v1)."""
+    """Confines one process tree (cgroup v1 or v2): CPU quota, fly's shared rule (through a governor), a
+    cpuset and a memory limit. Every server gets one, limits or not: its memory peak and CPU time come from it."""
 
     def __init__(self, name: str, limits: Limits):
         self.limits = limits
         self.paths: dict[str, Path] = {}
         unified = Path("/sys/fs/cgroup")
+        wanted = {"cpu", "memory"} | ({"cpuset"} if limits.cpuset else set())
         self.v2 = (unified / "cgroup.controllers").exists() and \
-            {"cpu", "memory"} <= set((unified / "cgroup.controllers").read_text().split())
+            wanted <= set((unified / "cgroup.controllers").read_text().split())
         own = self._own_paths()
         if self.v2:
             parent = unified / own.get("", "/").lstrip("/")
             path = parent / name
             path.mkdir(exist_ok=True)
-            self.paths = {"cpu": path, "memory": path}
+            self.paths = {c: path for c in ("cpu", "cpuacct", "memory", "cpuset")}
             if limits.cpus:
                 (path / "cpu.max").write_text(f"{int(limits.cpus * 100000)} 100000")
+            if limits.cpuset:
+                (path / "cpuset.cpus").write_text(resolve_cpuset(limits.cpuset))
             if limits.memory_mb:
                 (path / "memory.max").write_text(str(limits.memory_mb * 2**20))
                 with contextlib.suppress(OSError):
                     (path / "memory.swap.max").write_text("0")
         else:
-            for ctrl in ("cpu", "memory"):
+            for ctrl in ("cpu", "cpuacct", "memory") + (("cpuset",) if limits.cpuset else ()):
                 base = Path("/sys/fs/cgroup") / ctrl
                 if not base.exists():
-                    raise ToolError(f"cgroup v1 controller '{ctrl}' is not mounted: cannot apply limits")
+                    raise ToolError(f"cgroup v1 controller '{ctrl}' is not mounted: cannot confine the server")
                 path = base / own.get(ctrl, "/").lstrip("/") / name
                 path.mkdir(exist_ok=True)
                 self.paths[ctrl] = path
             if limits.cpus:
                 (self.paths["cpu"] / "cpu.cfs_period_us").write_text("100000")
                 (self.paths["cpu"] / "cpu.cfs_quota_us").write_text(str(int(limits.cpus * 100000)))
+            if limits.cpuset:  # v1: cpus and mems must be set before a task may join
+                cs = self.paths["cpuset"]
+                (cs / "cpuset.mems").write_text((cs.parent / "cpuset.mems").read_text().strip() or "0")
+                (cs / "cpuset.cpus").write_text(resolve_cpuset(limits.cpuset))
             if limits.memory_mb:
                 (self.paths["memory"] / "memory.limit_in_bytes").write_text(str(limits.memory_mb * 2**20))
                 with contextlib.suppress(OSError):
@@ -244,6 +343,39 @@ class Cgroup:
         joins = "; ".join(f"echo $$ > '{p / 'cgroup.procs'}'" for p in dict.fromkeys(self.paths.values()))
         return ["sh", "-c", f'{joins}; exec "$@"', "sh", *cmd]
 
+    def set_cfs(self, quota_us: int, period_us: int) -> None:
+        if self.v2:
+            (self.paths["cpu"] / "cpu.max").write_text(f"{quota_us} {period_us}")
+        else:
+            cpu = self.paths["cpu"]
+            if int((cpu / "cpu.cfs_period_us").read_text()) != period_us:
+                (cpu / "cpu.cfs_quota_us").write_text("-1")
+                (cpu / "cpu.cfs_period_us").write_text(str(period_us))
+            (cpu / "cpu.cfs_quota_us").write_text(str(quota_us))
+
+    def cpu_usage_s(self) -> float | None:
+        """CPU time of everything in the cgroup (cpuacct.usage on v1, cpu.stat usage_usec on v2)."""
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            if self.v2:
+                return parse_kv((self.paths["cpu"] / "cpu.stat").read_text())["usage_usec"] / 1e6
+            return int((self.paths["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+        return None
+
+    def cpu_stat(self) -> dict[str, int]:
+        """nr_periods, nr_throttled, throttled time (µs on v2, ns on v1: normalised to throttled_us)."""
+        with contextlib.suppress(OSError):
+            kv = parse_kv((self.paths["cpu"] / "cpu.stat").read_text())
+            throttled_us = kv.get("throttled_usec", kv.get("throttled_time", 0) // 1000)
+            return {"nr_periods": kv.get("nr_periods", 0), "nr_throttled": kv.get("nr_throttled", 0),
+                    "throttled_us": throttled_us}
+        return {}
+
+    def memory_peak_bytes(self) -> int | None:
+        f = self.paths["memory"] / ("memory.peak" if self.v2 else "memory.max_usage_in_bytes")
+        with contextlib.suppress(OSError, ValueError):
+            return int(f.read_text())
+        return None
+
     def oom_kills(self) -> int:
         mem = self.paths["memory"]
         f = mem / ("memory.events" if self.v2 else "memory.oom_control")
@@ -261,6 +393,94 @@ class Cgroup:
                     break
                 except OSError:
                     time.sleep(0.1)
+
+
+def parse_kv(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            out[k] = int(v)
+    return out
+
+
+class ShareGovernor:
+    """fly's shared-CPU rule as arithmetic, no clock and no cgroup of its own (GovernorThread drives it).
+
+    Each step is told the seconds that passed and the CPU seconds the server used in them: the balance gains
+    the baseline share of the elapsed time and loses what was used, within [0, max_balance_s]. The quota for
+    the next period is the baseline plus the balance, at most the whole period (100 % of one CPU), at least
+    the kernel's 1 ms minimum."""
+
+    MIN_QUOTA_US = 1000
+
+    def __init__(self, rule: FlyShared, balance_s: float = 0.0):
+        self.rule = rule
+        self.balance_s = min(max(balance_s, 0.0), rule.max_balance_s)
+        self.used_s = 0.0
+
+    def quota_us(self) -> int:
+        q = self.rule.baseline_us + self.balance_s * 1e6
+        return int(max(self.MIN_QUOTA_US, min(self.rule.period_us, q)))
+
+    def step(self, elapsed_s: float, used_s: float) -> int:
+        used_s = max(used_s, 0.0)
+        self.used_s += used_s
+        self.balance_s = min(self.rule.max_balance_s,
+                             max(0.0, self.balance_s + elapsed_s * self.rule.baseline_share - used_s))
+        return self.quota_us()
+
+    def set_balance(self, balance_s: float) -> int:
+        self.balance_s = min(max(balance_s, 0.0), self.rule.max_balance_s)
+        return self.quota_us()
+
+
+def burst_seconds(balance_s: float, cpu_per_s: float, baseline_share: float) -> float | None:
+    """How long a balance lasts at a rate of use: balance ÷ (CPU seconds used per second − baseline share).
+    None when the rate does not exceed the baseline (the balance never runs out)."""
+    drain = cpu_per_s - baseline_share
+    return None if drain <= 0 else balance_s / drain
+
+
+class GovernorThread(threading.Thread):
+    """Every period: reads the server cgroup's CPU time, steps the ShareGovernor, writes the next quota."""
+
+    def __init__(self, cgroup: Cgroup, governor: ShareGovernor, clock=time.monotonic):
+        super().__init__(daemon=True)
+        self.cgroup, self.gov, self.clock = cgroup, governor, clock
+        self.lock = threading.Lock()
+        self._halt = threading.Event()
+        self.ticks = 0
+        self.cgroup.set_cfs(self.gov.quota_us(), self.gov.rule.period_us)
+
+    def set_balance(self, balance_s: float) -> None:
+        with self.lock:
+            self.cgroup.set_cfs(self.gov.set_balance(balance_s), self.gov.rule.period_us)
+
+    @property
+    def balance_s(self) -> float:
+        with self.lock:
+            return self.gov.balance_s
+
+    def run(self) -> None:
+        period = self.gov.rule.period_us / 1e6
+        last_t, last_cpu = self.clock(), self.cgroup.cpu_usage_s() or 0.0
+        next_t = last_t + period
+        while not self._halt.wait(max(0.0, next_t - self.clock())):
+            now, cpu = self.clock(), self.cgroup.cpu_usage_s()
+            if cpu is None:
+                break
+            with self.lock:
+                quota = self.gov.step(now - last_t, cpu - last_cpu)
+                with contextlib.suppress(OSError):
+                    self.cgroup.set_cfs(quota, self.gov.rule.period_us)
+            self.ticks += 1
+            last_t, last_cpu = now, cpu
+            next_t = max(next_t + period, now)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(2)
 
 
 # --------------------------------------------------------------------------- sampling
@@ -281,13 +501,63 @@ def proc_rss_bytes(pid: int) -> int | None:
         return None
 
 
+def proc_anon_bytes(pid: int) -> int | None:
+    """RssAnon: the process's anonymous resident memory (heap, stacks, JIT code: not mapped files)."""
+    with contextlib.suppress(OSError, AttributeError):
+        m = re.search(r"^RssAnon:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
+        return int(m.group(1)) * 1024
+    return None
+
+
+def children_of(pid: int) -> list[int]:
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    kids.append(int(d.name))
+    return kids
+
+
+def postgres_pid(pg) -> int | None:
+    """The throw-away cluster's postmaster (its backends are its children); None for a DATABASE_URL database."""
+    with contextlib.suppress(AttributeError, OSError, ValueError, AssertionError, TypeError):
+        return int((pg.datadir / "postmaster.pid").read_text().split()[0])
+    return None
+
+
+def tree_cpu_seconds(pid: int | None) -> float | None:
+    """A process and its direct children (PostgreSQL: the postmaster and its backends)."""
+    if pid is None:
+        return None
+    total = proc_cpu_seconds(pid)
+    if total is None:
+        return None
+    return total + sum(proc_cpu_seconds(k) or 0.0 for k in children_of(pid))
+
+
+def system_cpu() -> dict[str, float]:
+    """The machine's CPU seconds from /proc/stat: busy (user, nice, system, irq, softirq), idle (with
+    iowait) and steal (time the hypervisor gave to someone else)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    f += [0] * (8 - len(f))
+    user, nice, system, idle, iowait, irq, softirq, steal = f[:8]
+    return {"busy": (user + nice + system + irq + softirq) / CLK_TCK, "idle": (idle + iowait) / CLK_TCK,
+            "steal": steal / CLK_TCK}
+
+
+def children_cpu_seconds() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 class Sampler(threading.Thread):
-    """Samples the server's RSS and CPU time every `interval` seconds."""
+    """Samples the server's RSS, anonymous RSS and CPU time every `interval` seconds."""
 
     def __init__(self, pid: int, t0: float, interval: float = 0.5):
         super().__init__(daemon=True)
         self.pid, self.t0, self.interval = pid, t0, interval
-        self.samples: list[tuple[float, int, float]] = []  # (seconds since start, rss bytes, cpu seconds)
+        self.samples: list[tuple[float, int, float, int]] = []  # (s since start, rss bytes, cpu s, anon bytes)
         self.phase = "start"
         self.phases: list[tuple[float, str]] = []
         self._halt = threading.Event()
@@ -298,10 +568,10 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         while not self._halt.is_set():
-            rss, cpu = proc_rss_bytes(self.pid), proc_cpu_seconds(self.pid)
+            rss, cpu, anon = proc_rss_bytes(self.pid), proc_cpu_seconds(self.pid), proc_anon_bytes(self.pid)
             if rss is None or cpu is None:
                 break
-            self.samples.append((round(time.monotonic() - self.t0, 2), rss, round(cpu, 3)))
+            self.samples.append((round(time.monotonic() - self.t0, 2), rss, round(cpu, 3), anon or 0))
             self._halt.wait(self.interval)
 
     def stop(self) -> None:
@@ -312,13 +582,11 @@ class Sampler(threading.Thread):
 # --------------------------------------------------------------------------- measurements
 
 
-def openssl_ceiling(bits: int, seconds: int) -> dict:
-    """RSA signing speed on one core, the unavoidable cost of a request (two signatures)."""
-    res = subprocess.run(["openssl", "speed", "-seconds", str(seconds), f"rsa{bits}"], capture_output=True, text=True)
-    m = re.search(rf"^rsa\s+{bits}\s+bits\s+\S+s\s+\S+s\s+([\d.]+)\s+([\d.]+)", res.stdout, re.M)
-    if res.returncode != 0 or not m:
-        raise ToolError(f"openssl speed rsa{bits} failed: {res.stderr.strip()[-300:]}")
-    signs = float(m.group(1))
+def openssl_ceiling(bits: int, seconds: int, runs: int = 1) -> dict:
+    """RSA signing speed on one core, the unavoidable cost of a request (two signatures). Like the stacks' own
+    ceilings, the fastest of `runs` readings (noise only ever slows a reading down); every reading is kept."""
+    readings = [_openssl_speed_once(bits, seconds) for _ in range(max(1, runs))]
+    signs = max(readings)
     return {
         "tool": subprocess.run(["openssl", "version"], capture_output=True, text=True).stdout.strip(),
         "key_bits": bits,
@@ -326,7 +594,33 @@ def openssl_ceiling(bits: int, seconds: int) -> dict:
         "sign_ms": 1000 / signs,
         "token_pairs_per_s_per_core": signs / 2,
         "token_pairs_per_s_all_cores": signs / 2 * (os.cpu_count() or 1),
+        "runs_signs_per_s_per_core": readings,
     }
+
+
+def _openssl_speed_once(bits: int, seconds: int) -> float:
+    res = subprocess.run(["openssl", "speed", "-seconds", str(seconds), f"rsa{bits}"], capture_output=True, text=True)
+    m = re.search(rf"^rsa\s+{bits}\s+bits\s+\S+s\s+\S+s\s+([\d.]+)\s+([\d.]+)", res.stdout, re.M)
+    if res.returncode != 0 or not m:
+        raise ToolError(f"openssl speed rsa{bits} failed: {res.stderr.strip()[-300:]}")
+    return float(m.group(1))
+
+
+NATIVE_JVM_PROVIDER = "AmazonCorrettoCryptoProvider"
+
+
+def provider_problem(stack: Stack, own: dict | None, error: str | None) -> str | None:
+    """A JVM stack must sign with the native provider (ACCP, AWS-LC) like the others: with the JDK's own RSA
+    its numbers would measure a different signer. None when fine (non-JVM stacks are not checked)."""
+    if not stack.uses_java:
+        return None
+    if own is None:
+        return f"signing provider unknown (signbench: {error or 'no signbench entry in stack.json'}); " \
+               f"a JVM stack gets a number only with {NATIVE_JVM_PROVIDER}"
+    if NATIVE_JVM_PROVIDER not in own.get("provider", ""):
+        return f"signs with {own.get('provider')!r}, not {NATIVE_JVM_PROVIDER} (the native provider every JVM " \
+               "stack must use)"
+    return None
 
 
 def own_ceiling(stack: Stack, env: dict, seconds: float, runs: int = 1) -> dict:
@@ -371,19 +665,153 @@ def _signbench_once(stack: Stack, env: dict, seconds: float) -> dict:
 
 
 def run_wrk(url: str, connections: int, seconds: int, threads: int, scenario: str, wrong: float) -> dict:
+    """One wrk run with users.lua. Throughput counts 200s only (`rps`; `rps_all` counts every answer); every
+    other status (400s aside when wrong passwords are sent on purpose) and every socket error is an error.
+    `wrk_cpu_s` is wrk's own CPU time (user + system), from the rusage of the reaped child."""
     threads = max(1, min(threads, connections))
     cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--latency", "--timeout", "10s",
            "-s", str(WRK_DIR / "users.lua"), url + "/token", "--", scenario, str(wrong)]
+    cpu0 = children_cpu_seconds()
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    wrk_cpu = children_cpu_seconds() - cpu0
     line = next((ln for ln in res.stdout.splitlines() if ln.startswith("WRK_JSON ")), None)
     if res.returncode != 0 or line is None:
         raise ToolError(f"wrk failed (exit {res.returncode}): {(res.stderr or res.stdout).strip()[-400:]}")
+    data = parse_wrk_json(line, wrong)
+    data["connections"] = connections
+    data["wrk_cpu_s"] = round(wrk_cpu, 3)
+    return data
+
+
+def parse_wrk_json(line: str, wrong: float) -> dict:
     data = json.loads(line[len("WRK_JSON "):])
     expected = {200} | ({400} if wrong > 0 else set())
     data["unexpected_status"] = sum(n for s, n in data["status"].items() if int(s) not in expected)
     data["errors"] = data["unexpected_status"] + sum(data["socket_errors"].values())
-    data["connections"] = connections
+    ok = data["status"].get("200", 0)
+    data["requests_ok"] = ok
+    data["rps_all"] = data["rps"]
+    data["rps"] = round(ok / data["duration_s"], 2) if data["duration_s"] else 0.0
     return data
+
+
+def run_failure(run: dict, phase: str) -> str | None:
+    """Why a load run disqualifies the stack (any unexpected status or socket error), or None."""
+    if not run.get("errors"):
+        return None
+    parts = []
+    if run.get("unexpected_status"):
+        bad = {s: n for s, n in run["status"].items() if s != "200" and not (s == "400" and run.get("wrong_share"))}
+        parts.append(f"{run['unexpected_status']} unexpected answers {json.dumps(bad, sort_keys=True)}")
+    sock = {k: v for k, v in (run.get("socket_errors") or {}).items() if v}
+    if sock:
+        parts.append(f"socket errors {json.dumps(sock, sort_keys=True)}")
+    other = run.get("error_kinds")
+    if other:
+        parts.append(f"client errors {json.dumps(other, sort_keys=True)[:300]}")
+    return f"{phase}: " + "; ".join(parts or [f"{run['errors']} errors"])
+
+
+# --------------------------------------------------------------------------- open loop (oha)
+
+
+def loadgen() -> str | None:
+    """oha, as wrk/install-loadgen.sh installs it (.cache/oha/bin), else from PATH."""
+    local = ROOT / ".cache" / "oha" / "bin" / "oha"
+    if local.exists():
+        return str(local)
+    return shutil.which("oha")
+
+
+def open_loop_bodies(scenario: str, wrong_share: float) -> list[str]:
+    """The request bodies of a scenario, one per line for `oha -Z` (which sends a random line per request): the
+    populations and mix users.lua walks, wrong passwords (answered 400) in the same share."""
+    legacy = [(f"legacy{n}@example.com", f"legacy-pass-{n}") for n in range(1, 10001)]
+    argon = [(f"argon{n}@example.com", f"argon-pass-{n}") for n in range(1, 101)]
+    creds = {"users": legacy, "argon2": argon, "john": [("john@example.com", "TopSecret0!")],
+             "mixed": legacy + argon * 25}[scenario]  # mixed: 10,000 legacy + 2,500 argon2id lines = 80/20
+
+    def body(user: str, pw: str) -> str:
+        return json.dumps({"username": user, "password": pw}, separators=(",", ":"))
+    if wrong_share >= 1:
+        return [body(u, p + "-wrong") for u, p in creds]
+    right = [body(u, p) for u, p in creds]
+    want = round(len(right) * wrong_share / (1 - wrong_share))
+    return right + [body(creds[i * len(creds) // want][0], creds[i * len(creds) // want][1] + "-wrong")
+                    for i in range(want)]
+
+
+def open_loop_connections(rate: float, settings: Settings) -> int:
+    """Enough connections that oha never has to queue at a healthy latency: the top concurrency."""
+    return max(settings.concurrency)
+
+
+def run_oha(url: str, rate: float, seconds: int, connections: int, bodies: Path, wrong: float, oha: str) -> dict:
+    """Open loop: `rate × seconds` requests at a constant arrival rate, latency from each one's intended start
+    (--latency-correction), every request sent (-n, not -z: none is dropped at a deadline)."""
+    n = max(1, round(rate * seconds))
+    cmd = [oha, "-n", str(n), "-q", f"{rate:.3f}", "--latency-correction", "-c", str(connections), "--no-tui",
+           "--output-format", "json", "-m", "POST", "-T", "application/json", "-Z", str(bodies),
+           "-t", "10s", url + "/token"]
+    cpu0 = children_cpu_seconds()
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds * 3 + 120)
+    cpu = children_cpu_seconds() - cpu0
+    if res.returncode != 0:
+        raise ToolError(f"oha failed (exit {res.returncode}): {(res.stderr or res.stdout).strip()[-400:]}")
+    out = parse_oha(res.stdout, rate, wrong)
+    out["loadgen_cpu_s"] = round(cpu, 3)
+    out["connections"] = connections
+    return out
+
+
+def parse_oha(text: str, target_rps: float, wrong: float) -> dict:
+    """oha's JSON summary → {target_rps, achieved_rps, errors, latency_ms: {p50, p90, p99, p99_9, max}}.
+    Achieved = 200s per second of the run; errors = other statuses (400s aside when wrong passwords are sent on
+    purpose) plus client-side errors (connection refused, timeouts...)."""
+    try:
+        d = json.loads(text[text.index("{"):])
+        total_s = float(d["summary"]["total"])
+        statuses = {str(k): int(v) for k, v in d.get("statusCodeDistribution", {}).items()}
+        kinds = {str(k): int(v) for k, v in d.get("errorDistribution", {}).items()}
+        pct = d["latencyPercentiles"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ToolError(f"oha printed no valid JSON summary: {text.strip()[:200]!r}") from e
+    expected = {"200"} | ({"400"} if wrong > 0 else set())
+    unexpected = sum(n for s, n in statuses.items() if s not in expected)
+
+    def ms(v) -> float | None:
+        return None if v is None or v != v else round(float(v) * 1000, 3)
+    ok = statuses.get("200", 0)
+    return {
+        "target_rps": round(target_rps, 1),
+        "achieved_rps": round(ok / total_s, 1) if total_s else 0.0,
+        "errors": unexpected + sum(kinds.values()),
+        "requests": sum(statuses.values()) + sum(kinds.values()),
+        "status": statuses,
+        "error_kinds": kinds,
+        "unexpected_status": unexpected,
+        "wrong_share": wrong,
+        "duration_s": round(total_s, 3),
+        "latency_ms": {"p50": ms(pct.get("p50")), "p90": ms(pct.get("p90")), "p99": ms(pct.get("p99")),
+                       "p99_9": ms(pct.get("p99.9")), "max": ms(d["summary"].get("slowest"))},
+    }
+
+
+def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...]) -> dict[str, list[dict]]:
+    """Per stack, the rates it is offered: the same absolute rates for all (fractions of the slowest stack's
+    closed-loop maximum), then fractions of its own maximum."""
+    if not max_rps:
+        return {}
+    slowest = min(max_rps.values())
+    out = {}
+    for name, top in max_rps.items():
+        rates = [{"kind": "shared", "fraction": f, "of": "slowest", "target_rps": round(slowest * f, 1)} for f in shared]
+        rates += [{"kind": "own", "fraction": f, "of": "own", "target_rps": round(top * f, 1)} for f in own]
+        out[name] = [r for r in rates if r["target_rps"] >= 1]
+    return out
+
+
+# --------------------------------------------------------------------------- verification
 
 
 def verify_service(base_url: str, issuer: str | None, key_bits: int | None) -> str | None:
@@ -417,6 +845,45 @@ def verify_service(base_url: str, issuer: str | None, key_bits: int | None) -> s
         return None
     except Exception as e:  # noqa: BLE001 - any failure is a reason not to measure
         return f"{type(e).__name__}: {e}"
+
+
+def looks_like_jwt(token) -> bool:
+    """Three base64url segments whose first two decode to JSON objects, the header naming an algorithm."""
+    if not isinstance(token, str) or token.count(".") != 2:
+        return False
+    try:
+        parts = token.split(".")
+        header, payload = (json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4))) for p in parts[:2])
+        return isinstance(header, dict) and isinstance(payload, dict) and bool(header.get("alg")) and bool(parts[2])
+    except (ValueError, UnicodeDecodeError):
+        return False
+
+
+def verify_basic(base_url: str) -> str | None:
+    """For a target without a JWKS (--verify basic): John's login answers 200 with two JWTs (`access_token`,
+    `id_token`); signatures are not checked. None when so, else the reason."""
+    body = json.dumps({"username": "john@example.com", "password": "TopSecret0!"}).encode()
+    parts = urlsplit(base_url)
+    conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = conn_cls(parts.hostname, parts.port, timeout=10)
+    try:
+        conn.request("POST", (parts.path or "") + "/token", body=body, headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        text = resp.read().decode(errors="replace")
+    except (OSError, http.client.HTTPException) as e:
+        return f"{type(e).__name__}: {e}"
+    finally:
+        conn.close()
+    if resp.status != 200:
+        return f"login of john@example.com answered {resp.status}: {text[:200]}"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return f"login answered 200 without JSON: {text[:200]!r}"
+    for name in ("access_token", "id_token"):
+        if not looks_like_jwt(data.get(name) if isinstance(data, dict) else None):
+            return f"login answered 200 but {name} is not a JWT: {str(data)[:200]}"
+    return None
 
 
 def time_to_first_token(url: str, proc: subprocess.Popen, t0: float, timeout: float = 120) -> float:
@@ -521,6 +988,31 @@ def cpu_model() -> str:
                  if ln.startswith("model name")), platform.processor())
 
 
+def cpu_identity(cpuinfo: str, lscpu: str | None) -> dict:
+    """Which CPU the numbers come from: family/model/stepping, the flags that change crypto speed
+    (AVX-512 IFMA and VAES make AWS-LC's RSA several times faster than AVX2 alone), and lscpu's topology."""
+    first = cpuinfo.split("\n\n", 1)[0]
+    info = dict((k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in first.splitlines()) if k.strip())
+    flags = set(info.get("flags", "").split())
+    topo = {}
+    for ln in (lscpu or "").splitlines():
+        k, _, v = ln.partition(":")
+        if k.strip() in ("Model name", "CPU family", "Model", "Stepping", "CPU(s)", "On-line CPU(s) list",
+                         "Thread(s) per core", "Core(s) per socket", "Socket(s)", "NUMA node(s)", "Hypervisor vendor",
+                         "Virtualization type", "L1d cache", "L2 cache", "L3 cache", "BogoMIPS", "CPU max MHz"):
+            topo[k.strip()] = v.strip()
+    return {
+        "vendor": info.get("vendor_id"),
+        "model_name": info.get("model name"),
+        "family": info.get("cpu family"),
+        "model": info.get("model"),
+        "stepping": info.get("stepping"),
+        "microcode": info.get("microcode"),
+        "crypto_flags": {f: f in flags for f in CRYPTO_FLAGS},
+        "lscpu": topo,
+    }
+
+
 def environment(settings: Settings, stacks: list[Stack]) -> dict:
     mem_kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
     commit = cmd_out(["git", "-C", str(ROOT), "rev-parse", "HEAD"])
@@ -528,10 +1020,24 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
     java_home = None
     with contextlib.suppress(ToolError):
         java_home = stackctl.find_java_home()
+    lscpu = None
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=20).stdout
+    oha = loadgen()
+    limits = asdict(settings.limits)
+    if settings.limits.cpuset:
+        limits["cpuset"] = resolve_cpuset(settings.limits.cpuset)
+        limits["others_cpus"] = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)) if str(c) != limits["cpuset"])
+    if settings.limits.shared:
+        limits["shared"]["baseline_share"] = settings.limits.shared.baseline_share
+        limits["shared"]["how"] = ("cgroup v1/v2 CFS quota rewritten every period by a governor thread: balance += "
+                                   "baseline share × elapsed − CPU used (cpuacct), within [0, max_balance_s]; quota = "
+                                   "min(period, baseline + balance)")
     return {
         "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(),
         "cpu_model": cpu_model(),
+        "cpu": cpu_identity(Path("/proc/cpuinfo").read_text(), lscpu),
         "cores": os.cpu_count(),
         "memory_gib": round(mem_kb / 2**20, 1),
         "kernel": platform.release(),
@@ -542,105 +1048,374 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
         "rustc": cmd_out(["rustc", "--version"]),
         "postgresql": cmd_out([stackctl.psql_bin(), "--version"]),
         "wrk": cmd_out(["wrk", "--version"]),
+        "oha": cmd_out([oha, "--version"]) if oha else None,
         "python": platform.python_version(),
         "libraries": {s.name: library_versions(s) for s in stacks},
         "settings": {
             "profile": settings.profile,
             "target": settings.target,
-            "limits": asdict(settings.limits),
+            "limits": limits,
             "scenario": settings.scenario,
             "wrong_share": settings.wrong_share,
             "key_bits": settings.key_bits,
             "concurrency": settings.concurrency,
             "duration_s": settings.duration,
-            "warmup_s": settings.warmup,
+            "warmup_cap_s": settings.warmup,
+            "warmup_window_s": settings.warmup_window,
+            "warmup_criterion": f"two consecutive windows' server CPU per request within {STABLE_WITHIN:.0%} "
+                                f"(requests/s for targets without a server process), at most the cap",
             "primer_s": settings.primer,
             "repeats": settings.repeats,
+            "order": "stacks interleaved round-robin: the order rotates by one each repeat (recorded per run)",
             "wrk_threads": settings.wrk_threads,
+            "open_loop": {"tool": "oha", "seconds": settings.open_loop_s, "latency": "from each request's intended "
+                          "start (--latency-correction), all requests sent (-n), exact percentiles",
+                          "shared_fractions_of_slowest_max": list(settings.shared_fractions),
+                          "own_fractions": list(settings.own_fractions),
+                          "bodies": f"scenario {settings.scenario}: a random line per request of the same "
+                                    "population users.lua walks"} if settings.open_loop else None,
+            "verify": settings.verify,
             "db_pool_size": 10,
             "db_acquire_timeout_ms": 1000,
             "conformance_gate": settings.conformance,
-            "note": "wrk, PostgreSQL and the server share this machine's cores; limits confine the server only.",
+            "note": "wrk, PostgreSQL and the server share this machine's cores unless the profile pins them; limits "
+                    "confine the server only.",
         },
     }
 
 
-# --------------------------------------------------------------------------- one stack
+# --------------------------------------------------------------------------- one running service
 
 
-def measure(name: str, url: str, settings: Settings, progress: Progress, sampler: Sampler | None) -> dict:
-    """Primer, warm-up, then the sweep. Returns raw runs keyed by concurrency."""
-    def wrk(c: int, secs: int) -> dict:
-        return run_wrk(url, c, secs, settings.wrk_threads, settings.scenario, settings.wrong_share)
+@dataclass
+class Live:
+    """A service under load: one of ours (process, cgroup, sampler, maybe a governor) or a --url target."""
+    name: str
+    url: str
+    result: dict
+    proc: subprocess.Popen | None = None
+    sampler: Sampler | None = None
+    cgroup: Cgroup | None = None
+    governor: GovernorThread | None = None
+    pg_pid: int | None = None
+    log_path: Path | None = None
+    stopped: bool = False
 
-    out: dict = {"primer": None, "warmup": None, "runs": {}}
-    if settings.primer:
-        progress.say(name, "primer c=8", settings.primer)
-        sampler and sampler.mark("primer")
-        out["primer"] = wrk(8, settings.primer)
-    if settings.warmup:
-        top = max(settings.concurrency)
-        progress.say(name, f"warm-up c={top}", settings.warmup)
-        sampler and sampler.mark("warmup")
-        out["warmup"] = wrk(top, settings.warmup)
-    for c in settings.concurrency:
-        runs = []
-        for rep in range(settings.repeats):
-            progress.say(name, f"measure c={c} run {rep + 1}/{settings.repeats}", settings.duration)
-            sampler and sampler.mark(f"c={c}#{rep + 1}")
-            cpu0 = proc_cpu_seconds(sampler.pid) if sampler else None
-            run = wrk(c, settings.duration)
-            cpu1 = proc_cpu_seconds(sampler.pid) if sampler else None
-            if cpu0 is not None and cpu1 is not None and run["requests"]:
-                run["server_cpu_s"] = round(cpu1 - cpu0, 3)
-                run["cpu_ms_per_request"] = round((cpu1 - cpu0) * 1000 / run["requests"], 4)
-            runs.append(run)
-        out["runs"][str(c)] = runs
-    sampler and sampler.mark("end")
+    @property
+    def pid(self) -> int | None:
+        return self.sampler.pid if self.sampler else None
+
+    def mark(self, phase: str) -> None:
+        if self.sampler:
+            self.sampler.mark(phase)
+
+    def fail(self, reason: str) -> None:
+        self.result.setdefault("failed", reason)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.result.get("failed"))
+
+    def snapshot(self) -> dict:
+        return {"t": time.monotonic(), "server": proc_cpu_seconds(self.pid) if self.pid else None,
+                "cgroup": self.cgroup.cpu_usage_s() if self.cgroup else None,
+                "pg": tree_cpu_seconds(self.pg_pid), "cpu_stat": self.cgroup.cpu_stat() if self.cgroup else {},
+                **system_cpu()}
+
+
+def account(before: dict, after: dict, requests: int, client_cpu_s: float | None) -> dict:
+    """Where the machine's CPU went during one run, per request and in cores: the server (its process), the load
+    generator (its rusage), PostgreSQL (postmaster and backends), the rest (the kernel's network work, the
+    runner, idle stacks), idle and stolen time. None where not measurable (a --url target)."""
+    wall = after["t"] - before["t"]
+    out: dict = {"wall_s": round(wall, 3)}
+
+    def delta(k):
+        return None if before.get(k) is None or after.get(k) is None else after[k] - before[k]
+    server, pg = delta("server"), delta("pg")
+    busy, idle, steal = delta("busy"), delta("idle"), delta("steal")
+    if server is not None:
+        out["server_cpu_s"] = round(server, 3)
+        if requests:
+            out["cpu_ms_per_request"] = round(server * 1000 / requests, 4)
+    if client_cpu_s is not None:
+        out["wrk_cpu_s"] = round(client_cpu_s, 3)
+        if requests:
+            out["wrk_cpu_ms_per_request"] = round(client_cpu_s * 1000 / requests, 4)
+    if pg is not None:
+        out["pg_cpu_s"] = round(pg, 3)
+        if requests:
+            out["pg_cpu_ms_per_request"] = round(pg * 1000 / requests, 4)
+    if wall > 0 and busy is not None:
+        known = sum(v for v in (server, client_cpu_s, pg) if v is not None)
+        out["machine"] = {"busy_cores": round(busy / wall, 3), "idle_cores": round(idle / wall, 3),
+                          "steal_cores": round(steal / wall, 3), "rest_cores": round(max(0.0, busy - known) / wall, 3)}
+    cs0, cs1 = before.get("cpu_stat") or {}, after.get("cpu_stat") or {}
+    if cs0 and cs1:
+        out["throttled"] = {k: cs1.get(k, 0) - cs0.get(k, 0) for k in ("nr_periods", "nr_throttled", "throttled_us")}
+    cg = delta("cgroup")
+    if cg is not None and wall > 0:
+        out["cgroup_cpu_per_s"] = round(cg / wall, 4)
     return out
 
 
-def bench_stack(stack: Stack, settings: Settings, db_url: str, progress: Progress, workdir: Path) -> dict:
+def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str) -> dict | None:
+    """One wrk run against a live service, with the CPU accounting around it. Marks the service failed on any
+    unexpected status or socket error (the run is returned), or when wrk itself fails (None)."""
+    live.mark(phase)
+    before = live.snapshot()
+    try:
+        run = run_wrk(live.url, c, secs, settings.wrk_threads, settings.scenario, settings.wrong_share)
+    except (ToolError, subprocess.TimeoutExpired) as e:
+        live.fail(f"{phase}: {e}")
+        return None
+    after = live.snapshot()
+    run.update(account(before, after, run["requests"], run.get("wrk_cpu_s")))
+    if live.governor:
+        run["balance_s_after"] = round(live.governor.balance_s, 3)
+    if live.proc is not None and live.proc.poll() is not None:
+        live.fail(f"{phase}: the server exited with {live.proc.returncode} during the run")
+    reason = run_failure(run, phase)
+    if reason:
+        live.fail(reason)
+    return run
+
+
+def agree(a: float, b: float, within: float = STABLE_WITHIN) -> bool:
+    return a > 0 and b > 0 and abs(a - b) / min(a, b) <= within
+
+
+def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: int | None = None,
+            cap: int | None = None, phase: str | None = None) -> dict:
+    """wrk at `c` in windows until two consecutive ones agree on the server's CPU per request within 3 %
+    (requests/s where the server's CPU cannot be read), or the cap is reached."""
+    window = window or settings.warmup_window
+    cap = settings.warmup if cap is None else cap
+    key = "cpu_ms_per_request" if live.pid else "rps"
+    windows: list[dict] = []
+    t0 = time.monotonic()
+    stable = False
+    while not live.failed and (time.monotonic() - t0) < cap:
+        progress.say(live.name, f"warm-up c={c} window {len(windows) + 1}", window)
+        run = load_run(live, settings, c, window, phase or f"warm-up c={c}")
+        if run is None:
+            break
+        windows.append({"rps": run["rps"], key: run.get(key), "errors": run["errors"]})
+        if len(windows) >= 2 and windows[-1][key] and windows[-2][key] and agree(windows[-1][key], windows[-2][key]):
+            stable = True
+            break
+    return {"concurrency": c, "criterion": f"{key} within {STABLE_WITHIN:.0%} in two consecutive {window} s windows",
+            "cap_s": cap, "seconds": round(time.monotonic() - t0, 1), "stable": stable, "windows": windows}
+
+
+def rotated(items: list, k: int) -> list:
+    """Round-robin order for repeat k: the list rotated by k (each stack takes every position in turn)."""
+    if not items:
+        return []
+    k %= len(items)
+    return items[k:] + items[:k]
+
+
+def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
+    """The closed-loop sweep, every stack up at once: per concurrency, each stack warmed up until stable, then
+    the repeats with the stacks interleaved (the order rotates every repeat). Under fly's shared rule the
+    balance is emptied before every run (the sustained state)."""
+    for c in settings.concurrency:
+        for live in lives:
+            if live.failed:
+                continue
+            if live.governor:
+                live.governor.set_balance(0.0)
+            live.result.setdefault("warmups", []).append(warm_up(live, settings, c, progress))
+        for rep in range(settings.repeats):
+            order = [lv for lv in rotated(lives, rep) if not lv.failed]
+            order_log.append({"concurrency": c, "repeat": rep + 1, "order": [lv.name for lv in order]})
+            for live in order:
+                if live.failed:
+                    continue
+                if live.governor:
+                    live.governor.set_balance(0.0)
+                progress.say(live.name, f"measure c={c} run {rep + 1}/{settings.repeats}", settings.duration)
+                run = load_run(live, settings, c, settings.duration, f"c={c}#{rep + 1}")
+                if run is not None:
+                    live.result.setdefault("runs", {}).setdefault(str(c), []).append(run)
+
+
+def closed_loop_max(result: dict) -> float | None:
+    """The highest median requests/s (200s) over the concurrency sweep."""
+    meds = [statistics.median(r["rps"] for r in runs) for runs in (result.get("runs") or {}).values() if runs]
+    return max(meds) if meds else None
+
+
+def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
+    """oha at constant arrival rates: the shared absolute rates, then each stack's own fractions, the stacks
+    interleaved at every rate."""
+    oha = loadgen()
+    ok = [lv for lv in lives if not lv.failed]
+    tops = {lv.name: closed_loop_max(lv.result) for lv in ok}
+    plan = open_loop_rates({k: v for k, v in tops.items() if v}, settings.shared_fractions, settings.own_fractions)
+    with tempfile.NamedTemporaryFile("w", prefix="bench-bodies-", suffix=".txt", delete=False) as f:
+        f.write("\n".join(open_loop_bodies(settings.scenario, settings.wrong_share)) + "\n")
+        bodies = Path(f.name)
+    try:
+        steps = max((len(v) for v in plan.values()), default=0)
+        for i in range(steps):
+            order = [lv for lv in rotated(ok, i) if not lv.failed and i < len(plan.get(lv.name, []))]
+            order_log.append({"open_loop_step": i + 1, "order": [lv.name for lv in order]})
+            for live in order:
+                spec = plan[live.name][i]
+                if live.governor:
+                    live.governor.set_balance(0.0)
+                progress.say(live.name, f"open loop {spec['target_rps']:.0f}/s ({spec['kind']} {spec['fraction']:.0%})",
+                             settings.open_loop_s)
+                live.mark(f"open {spec['target_rps']:.0f}/s")
+                before = live.snapshot()
+                try:
+                    run = run_oha(live.url, spec["target_rps"], settings.open_loop_s,
+                                  open_loop_connections(spec["target_rps"], settings), bodies, settings.wrong_share, oha)
+                except (ToolError, subprocess.TimeoutExpired) as e:
+                    live.fail(f"open loop at {spec['target_rps']:.0f}/s: {e}")
+                    continue
+                after = live.snapshot()
+                run.update({k: spec[k] for k in ("kind", "fraction", "of")})
+                run.update(account(before, after, run["status"].get("200", 0), run.get("loadgen_cpu_s")))
+                live.result.setdefault("open_loop", []).append(run)
+                reason = run_failure(run, f"open loop at {spec['target_rps']:.0f}/s")
+                if reason:
+                    live.fail(reason)
+    finally:
+        bodies.unlink(missing_ok=True)
+
+
+def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:
+    """fly-shared-cpu-1x from a full balance: primer and warm-up at 100 % of one CPU, then one run at the top
+    concurrency measures the top rate and the CPU it uses per second, and so how many seconds of such a burst a
+    full balance buys. The 500 s balance is not burned through: burst = balance ÷ (CPU/s − baseline)."""
+    rule = live.governor.gov.rule
+    top = max(settings.concurrency)
+    live.governor.set_balance(rule.max_balance_s)
+    if settings.primer:
+        progress.say(live.name, "primer c=8 (full balance)", settings.primer)
+        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer")
+    live.result["burst_warmup"] = warm_up(live, settings, top, progress, phase=f"burst warm-up c={top}")
+    if live.failed:
+        return
+    live.governor.set_balance(rule.max_balance_s)
+    progress.say(live.name, f"burst c={top} (full balance)", settings.duration)
+    run = load_run(live, settings, top, settings.duration, f"burst c={top}")
+    if run is None:
+        return
+    cpu_per_s = run.get("cgroup_cpu_per_s")
+    live.result["fly"]["burst"] = {
+        "balance_at_start_s": rule.max_balance_s,
+        "concurrency": top,
+        "rps": run["rps"],
+        "latency_ms": run["latency_ms"],
+        "cpu_per_s": cpu_per_s,
+        "burst_s": round(b, 1) if cpu_per_s and (b := burst_seconds(rule.max_balance_s, cpu_per_s,
+                                                                      rule.baseline_share)) else None,
+        "note": "a full balance is not burned through: burst_s = balance ÷ (CPU seconds used per second − baseline "
+                "share), at the rate measured here",
+        "run": run,
+    }
+    live.governor.set_balance(0.0)
+
+
+def stop_live(live: Live, settings: Settings) -> None:
+    """Stops the server and records what only the end can tell: exit, OOM, memory peaks, samples, log tail."""
+    if live.stopped:
+        return
+    live.stopped = True
+    result = live.result
+    if live.governor:
+        live.governor.stop()
+    if live.sampler:
+        live.sampler.stop()
+    if live.proc is not None:
+        died = live.proc.poll()  # before we stop it: a SIGKILL we did not send, under a memory limit, is the OOM killer
+        code = stackctl.stop_process(live.proc)
+        oom = live.cgroup.oom_kills() if live.cgroup else 0
+        if oom or (died == -signal.SIGKILL and settings.limits.memory_mb):
+            result["failed"] = f"OOM-killed (memory limit {settings.limits.memory_mb} MiB; oom_kill={oom})"
+            result["oom_killed"] = True
+        result["exit_code"] = code
+    if live.cgroup:
+        peak = live.cgroup.memory_peak_bytes()
+        result["cgroup"] = {"memory_peak_bytes": peak, "cpu_stat": live.cgroup.cpu_stat(),
+                            "paths": {k: str(v) for k, v in live.cgroup.paths.items()}}
+        live.cgroup.destroy()
+    if live.sampler:
+        result["samples"] = live.sampler.samples
+        result["phases"] = live.sampler.phases
+    if live.log_path and live.log_path.exists():
+        result["log_tail"] = live.log_path.read_text(errors="replace")[-2000:]
+
+
+def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: Progress, workdir: Path) -> Live | None:
+    """Build, gate, ceilings, start-up probes, start (kept running), verification. Returns the live server, or
+    None with the reason in the result (appended to `results` by the caller through live/none)."""
     result: dict = {"name": stack.name, "description": stack.manifest.get("description", ""), "target": "local"}
+    live = Live(stack.name, "", result)
     try:
         if settings.build:
             progress.say(stack.name, "release build")
             result["build_s"] = round(stack.build(), 1)
         elif not stack.artifact.exists():
             raise ToolError(f"{stack.artifact} does not exist (run without --no-build)")
+        else:
+            stack.ensure_built()
         result["artifact_bytes"] = stack.artifact.stat().st_size
         if settings.conformance:
             progress.say(stack.name, "conformance gate")
             reason = conformance_gate(stack.name)
             if reason:
-                result["failed"] = reason
-                return result
+                live.fail(reason)
+                return live
     except ToolError as e:
-        result["failed"] = str(e)
-        return result
+        live.fail(str(e))
+        return live
 
     port = stackctl.free_port()
     env = stack.contract_env(db_url, port, settings.key_bits)
     # The machine's speed drifts by several per cent over minutes (a shared VM): the ceilings this stack's
-    # numbers are divided by are measured right before its own load, not once at the start of the run.
-    progress.say(stack.name, f"openssl speed rsa{settings.key_bits}")
+    # numbers are divided by are measured right before it, not once at the start of the run.
+    progress.say(stack.name, f"openssl speed rsa{settings.key_bits} (best of {settings.signbench_runs})")
     try:
-        result["openssl_ceiling"] = openssl_ceiling(settings.key_bits, round(settings.signbench_s))
+        result["openssl_ceiling"] = openssl_ceiling(settings.key_bits, round(settings.signbench_s), settings.signbench_runs)
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
+    own_error = None
     if "signbench" in stack.manifest:
         progress.say(stack.name, f"own signing ceiling (signbench, best of {settings.signbench_runs})")
         try:
             result["own_ceiling"] = own_ceiling(stack, env, settings.signbench_s, settings.signbench_runs)
         except ToolError as e:
-            result["own_ceiling_error"] = str(e)
+            own_error = result["own_ceiling_error"] = str(e)
             print(f"bench: {e}", file=sys.stderr)
+    problem = provider_problem(stack, result.get("own_ceiling"), own_error)
+    if problem:
+        live.fail(problem)
+        return live
+
+    cgroup = None
+    try:
+        cgroup = Cgroup(f"simple-auth-bench-{stack.name}-{os.getpid()}", settings.limits)
+    except (OSError, ToolError) as e:
+        if settings.limits:
+            live.fail(f"cannot confine the server: {e}")
+            return live
+        print(f"bench: no cgroup for {stack.name} ({e}); no cgroup memory peak", file=sys.stderr)
+    governor = None
+    if cgroup and settings.limits.shared:
+        governor = GovernorThread(cgroup, ShareGovernor(settings.limits.shared, balance_s=0.0))
+        governor.start()
+        result["fly"] = {"rule": asdict(settings.limits.shared)}
     cmd = stack.command("run")
-    cgroup = Cgroup(f"simple-auth-bench-{stack.name}-{os.getpid()}", settings.limits) if settings.limits else None
     if cgroup:
         cmd = cgroup.wrap(cmd)
-    log_path = workdir / f"{stack.name}.log"
     url = f"http://127.0.0.1:{port}"
+    live.url, live.cgroup, live.governor = url, cgroup, governor
+    live.log_path = workdir / f"{stack.name}.log"
     # Start-up is one number per start and the shared VM makes single starts vary by ±15 %: a few starts
     # before the measured one, the median of all of them is reported.
     probes: list[float] = []
@@ -649,43 +1424,93 @@ def bench_stack(stack: Stack, settings: Settings, db_url: str, progress: Progres
         try:
             probes = [round(startup_probe(cmd, stack.dir, env, url), 3) for _ in range(settings.startup_probes)]
         except ToolError as e:
-            result["failed"] = f"start-up: {e}"
-            if cgroup:
-                cgroup.destroy()
-            return result
-    progress.say(stack.name, "start")
+            live.fail(f"start-up: {e}")
+            stop_live(live, settings)
+            return live
+    if governor:
+        governor.set_balance(0.0)  # the measured start is from an empty balance
+    progress.say(stack.name, "start" + (" (empty balance)" if governor else ""))
     t0 = time.monotonic()
-    with open(log_path, "wb") as logf:
-        proc = subprocess.Popen(cmd, cwd=stack.dir, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
-    sampler = Sampler(proc.pid, t0)
-    sampler.start()
+    with open(live.log_path, "wb") as logf:
+        live.proc = subprocess.Popen(cmd, cwd=stack.dir, env=env, stdout=logf, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+    live.sampler = Sampler(live.proc.pid, t0)
+    live.sampler.start()
+    live.pg_pid = postgres_pid(pg)
     try:
-        result["startup_samples_s"] = probes + [round(time_to_first_token(url, proc, t0), 3)]
+        result["startup_samples_s"] = probes + [round(time_to_first_token(url, live.proc, t0, timeout=300), 3)]
         result["startup_s"] = round(statistics.median(result["startup_samples_s"]), 3)
+        if governor:
+            result["fly"]["startup_empty_balance_s"] = result["startup_samples_s"][-1]
+            result["fly"]["startup_cpu_s"] = round(cgroup.cpu_usage_s() or 0.0, 3)
         reason = verify_service(url, env["JWT_ISSUER"], settings.key_bits)
+        result["verification"] = "jwks: two logins, both tokens verified against the served JWKS"
         if reason:
-            result["failed"] = f"verification: {reason}"
-            return result
-        result.update(measure(stack.name, url, settings, progress, sampler))
-        if proc.poll() is not None:
-            raise ToolError(f"exited with {proc.returncode} during the benchmark")
+            live.fail(f"verification: {reason}")
     except (ToolError, subprocess.TimeoutExpired) as e:
-        result["failed"] = str(e)
+        live.fail(str(e))
+    return live
+
+
+def prepare_url(name: str, url: str, settings: Settings, progress: Progress) -> Live:
+    result: dict = {"name": name, "description": url, "target": "url", "url": url}
+    live = Live(name, url, result)
+    progress.say(name, f"verify {url} ({settings.verify})")
+    if settings.verify == "basic":
+        result["verification"] = "basic: /token answered 200 with two JWTs; signatures NOT checked (no JWKS)"
+        reason = verify_basic(url)
+    else:
+        result["verification"] = "jwks: two logins, both tokens verified against the served JWKS"
+        reason = verify_service(url, None, None)
+    if reason:
+        live.fail(f"verification: {reason}")
+    return live
+
+
+def measure(name: str, url: str, settings: Settings, progress: Progress, sampler: Sampler | None) -> dict:
+    """One service on its own (the docker target): primer, then per concurrency a warm-up until stable and
+    the repeats. Returns the raw phases; `failed` is set on the first error."""
+    live = Live(name, url, {}, sampler=sampler)
+    if settings.primer:
+        progress.say(name, "primer c=8", settings.primer)
+        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer")
+    order: list = []
+    if not live.failed:
+        sweep([live], settings, progress, order)
+    live.mark("end")
+    return live.result
+
+
+def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, db_url: str | None, pg,
+                progress: Progress, workdir: Path, order_log: list) -> list[dict]:
+    lives: list[Live] = []
+    try:
+        for stack in stacks:
+            lives.append(prepare_stack(stack, settings, db_url, pg, progress, workdir))
+            if lives[-1].failed:
+                stop_live(lives[-1], settings)
+        for name, url in urls.items():
+            lives.append(prepare_url(name, url, settings, progress))
+        up = [lv for lv in lives if not lv.failed]
+        for live in up:
+            if live.governor:
+                fly_burst(live, settings, progress)
+            elif settings.primer:
+                progress.say(live.name, "primer c=8", settings.primer)
+                live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer")
+        sweep([lv for lv in up if not lv.failed], settings, progress, order_log)
+        if settings.open_loop:
+            open_loop([lv for lv in up if not lv.failed], settings, progress, order_log)
+    except KeyboardInterrupt:
+        print("bench: interrupted; writing what was measured", file=sys.stderr)
+        for live in lives:
+            live.fail(live.result.get("failed") or "interrupted")
     finally:
-        sampler.stop()
-        died = proc.poll()  # before we stop it: a SIGKILL we did not send, under a memory limit, is the OOM killer
-        code = stackctl.stop_process(proc)
-        oom = cgroup.oom_kills() if cgroup else 0
-        if oom or (died == -signal.SIGKILL and settings.limits.memory_mb):
-            result["failed"] = f"OOM-killed (memory limit {settings.limits.memory_mb} MiB; oom_kill={oom})"
-            result["oom_killed"] = True
-        if cgroup:
-            cgroup.destroy()
-        result["exit_code"] = code
-        result["samples"] = sampler.samples
-        result["phases"] = sampler.phases
-        result["log_tail"] = log_path.read_text(errors="replace")[-2000:]
-    return result
+        for live in lives:
+            live.mark("end")
+            if live.proc is not None or live.cgroup is not None:
+                stop_live(live, settings)
+    return [lv.result for lv in lives]
 
 
 def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, workdir: Path) -> list[dict]:
@@ -755,17 +1580,9 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
 
 
 def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> dict:
-    result: dict = {"name": name, "description": url, "target": "url", "url": url}
-    progress.say(name, f"verify {url}")
-    reason = verify_service(url, None, None)
-    if reason:
-        result["failed"] = f"verification: {reason}"
-        return result
-    try:
-        result.update(measure(name, url, settings, progress, None))
-    except (ToolError, subprocess.TimeoutExpired) as e:
-        result["failed"] = str(e)
-    return result
+    """One --url target on its own (kept for callers that measure a single service)."""
+    order: list = []
+    return bench_local([], {name: url}, settings, None, None, progress, settings.out, order)[0]
 
 
 # --------------------------------------------------------------------------- summary
@@ -775,9 +1592,14 @@ def spread(values: list[float]) -> dict:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3), "max": round(max(values), 3)}
 
 
+def _median_of(runs: list[dict], key: str, nd: int = 4):
+    vals = [r[key] for r in runs if r.get(key) is not None]
+    return round(statistics.median(vals), nd) if vals else None
+
+
 def summarize(result: dict, ceiling: dict | None) -> dict:
-    """Medians per concurrency. Crypto share divides by the OpenSSL ceiling measured just before this stack
-    (`openssl_ceiling`), else by the run's one at the start."""
+    """Medians per concurrency with the repeats' spread (what wrk/compare.py weighs a difference against).
+    Crypto share divides by the OpenSSL ceiling measured just before this stack, else by the run's one."""
     if result.get("failed") or not result.get("runs"):
         return {}
     ceiling = result.get("openssl_ceiling") or ceiling
@@ -793,20 +1615,59 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
         cpu = [r["cpu_ms_per_request"] for r in runs if "cpu_ms_per_request" in r]
         if cpu:
             s["cpu_ms_per_request"] = round(statistics.median(cpu), 4)
+            s["cpu_ms_per_request_spread"] = spread(cpu)
             if ceiling:
                 s["crypto_share"] = round(2 * ceiling["sign_ms"] / s["cpu_ms_per_request"], 3)
             if result.get("own_ceiling"):
                 s["own_share"] = round(result["own_ceiling"]["pair_ms"] / s["cpu_ms_per_request"], 3)
+        for key in ("wrk_cpu_ms_per_request", "pg_cpu_ms_per_request"):
+            v = _median_of(runs, key)
+            if v is not None:
+                s[key] = v
+        machines = [r["machine"] for r in runs if r.get("machine")]
+        if machines:
+            s["machine"] = {k: round(statistics.median(m[k] for m in machines), 3)
+                            for k in ("busy_cores", "idle_cores", "steal_cores", "rest_cores")}
+        thr = [r["throttled"] for r in runs if r.get("throttled")]
+        if thr:
+            s["throttled"] = {k: sum(t[k] for t in thr) for k in ("nr_periods", "nr_throttled", "throttled_us")}
         summary["by_concurrency"][c] = s
-    knee = max(summary["by_concurrency"], key=lambda c: summary["by_concurrency"][c]["rps"]["median"])
-    summary["knee"] = knee
+    best = max(summary["by_concurrency"], key=lambda c: summary["by_concurrency"][c]["rps"]["median"])
+    summary["max_rps"] = summary["by_concurrency"][best]["rps"]["median"]
+    summary["max_rps_at"] = best
+    if result.get("startup_samples_s"):
+        summary["startup_s"] = spread(result["startup_samples_s"])
     samples = result.get("samples") or []
     if samples:
-        summary["rss_peak_mb"] = round(max(s[1] for s in samples) / 2**20, 1)
         measured_from = next((t for t, p in result.get("phases", []) if p.startswith("c=")), None)
-        steady = [s[1] for s in samples if measured_from is not None and s[0] >= measured_from]
+        steady = [s for s in samples if measured_from is not None and s[0] >= measured_from]
+        summary["rss_peak_mib"] = round(max(s[1] for s in samples) / 2**20, 1)
         if steady:
-            summary["rss_steady_mb"] = round(statistics.median(steady) / 2**20, 1)
+            summary["rss_steady_mib"] = round(statistics.median(s[1] for s in steady) / 2**20, 1)
+        anon = [s for s in samples if len(s) > 3 and s[3]]
+        if anon:
+            summary["anon_peak_mib"] = round(max(s[3] for s in anon) / 2**20, 1)
+            steady_anon = [s[3] for s in anon if measured_from is not None and s[0] >= measured_from]
+            if steady_anon:
+                summary["anon_steady_mib"] = round(statistics.median(steady_anon) / 2**20, 1)
+    peak = (result.get("cgroup") or {}).get("memory_peak_bytes")
+    if peak:
+        summary["cgroup_peak_mib"] = round(peak / 2**20, 1)
+    if result.get("open_loop"):
+        summary["open_loop"] = [{k: r[k] for k in ("kind", "fraction", "target_rps", "achieved_rps", "errors",
+                                                   "latency_ms") if k in r} for r in result["open_loop"]]
+    if result.get("fly"):
+        top = summary["by_concurrency"][best]
+        summary["fly"] = {
+            "sustained_rps": summary["max_rps"],
+            "sustained_at": best,
+            "sustained_p99_ms": top["latency_ms"]["p99"],
+            "throttled": top.get("throttled"),
+            "startup_empty_balance_s": result["fly"].get("startup_empty_balance_s"),
+            "burst_rps": (result["fly"].get("burst") or {}).get("rps"),
+            "burst_cpu_per_s": (result["fly"].get("burst") or {}).get("cpu_per_s"),
+            "burst_s": (result["fly"].get("burst") or {}).get("burst_s"),
+        }
     return summary
 
 
@@ -814,6 +1675,12 @@ def describe_limits(limits: dict) -> str:
     parts = []
     if limits.get("cpus"):
         parts.append(f"{limits['cpus']:g} CPU")
+    if limits.get("cpuset"):
+        parts.append(f"CPU {limits['cpuset']} alone (cpuset; wrk and PostgreSQL on {limits.get('others_cpus', 'the rest')})")
+    if limits.get("shared"):
+        sh = limits["shared"]
+        parts.append(f"fly shared vCPU: {sh['baseline_us'] / 1000:g} ms per {sh['period_us'] / 1000:g} ms period "
+                     f"baseline, balance up to {sh['max_balance_s']:g} s, 100 % of one CPU while it lasts")
     if limits.get("memory_mb"):
         parts.append(f"{limits['memory_mb']} MiB")
     return ", ".join(parts) or "none"
@@ -823,29 +1690,43 @@ def fmt(v, spec: str = ".0f", na: str = "n/a") -> str:
     return na if v is None else format(v, spec)
 
 
-def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[dict]) -> str:
+def pct(v) -> str:
+    return "n/a" if v is None else f"{v * 100:.0f}%"
+
+
+def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[dict], order: list | None = None) -> str:
     st = env["settings"]
+    cpu = env.get("cpu") or {}
+    flags = ", ".join(f for f, on in (cpu.get("crypto_flags") or {}).items() if on) or "n/a"
     lines = [
         f"# simple-auth benchmark — {st['profile']}, scenario `{st['scenario']}`, RSA-{st['key_bits']}",
         "",
-        f"{env['date_utc']} · {env['cpu_model']} · {env['cores']} cores · {env['memory_gib']} GiB · "
+        f"{env['date_utc']} · {env['cpu_model']}"
+        + (f" (family {cpu.get('family')} model {cpu.get('model')} stepping {cpu.get('stepping')})" if cpu else "")
+        + f" · {env['cores']} cores · {env['memory_gib']} GiB · "
         f"Linux {env['kernel']} · commit `{(env['commit'] or '?')[:10]}`{' (dirty)' if env['dirty'] else ''}",
         "",
-        f"Settings: concurrency {', '.join(map(str, st['concurrency']))}; {st['repeats']} × {st['duration_s']} s each "
-        f"after a {st['primer_s']} s primer and {st['warmup_s']} s warm-up; wrk {st['wrk_threads']} threads; "
+        f"Crypto-relevant CPU flags: {flags}.",
+        "",
+        f"Settings: concurrency {', '.join(map(str, st['concurrency']))}; {st['repeats']} × {st['duration_s']} s each, "
+        f"stacks interleaved round-robin, after a {st['primer_s']} s primer and a warm-up at each concurrency until "
+        f"two {st.get('warmup_window_s', '?')} s windows agree on CPU per request within 3 % (at most "
+        f"{st.get('warmup_cap_s', st.get('warmup_s'))} s); wrk {st['wrk_threads']} threads; "
         f"pool {st['db_pool_size']}; server limits: {describe_limits(st['limits'])}; wrong passwords {st['wrong_share']:.0%}. "
-        "Median of the repeats, [min–max] beside it.",
+        "Throughput counts 200 answers only. Median of the repeats, [min–max] beside it.",
         "",
     ]
     if ceiling:
-        lines += [f"Ceiling at the start of the run ({ceiling['tool']}): {ceiling['signs_per_s_per_core']:.0f} RSA-{ceiling['key_bits']} "
-                  f"signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} token pairs/s per core "
-                  f"({ceiling['token_pairs_per_s_all_cores']:.0f} on all {env['cores']} cores, if nothing else ran).", ""]
+        lines += [f"Ceiling at the start of the run ({ceiling['tool']}, best of "
+                  f"{len(ceiling.get('runs_signs_per_s_per_core') or [1])}): {ceiling['signs_per_s_per_core']:.0f} "
+                  f"RSA-{ceiling['key_bits']} signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} "
+                  f"token pairs/s per core ({ceiling['token_pairs_per_s_all_cores']:.0f} on all {env['cores']} cores, "
+                  "if nothing else ran).", ""]
     owned = [r for r in results if r.get("openssl_ceiling") or r.get("own_ceiling") or r.get("own_ceiling_error")]
     if owned:
-        lines += ["Measured again right before each stack (the machine's speed drifts), and each stack's own ceiling "
-                  "(`signbench`: the service's own signer, settings and key issue token pairs on one thread; per CPU "
-                  "second of that thread; the fastest of its runs, all of them in results.json). A stack's shares "
+        lines += ["Measured again right before each stack (the machine's speed drifts), each the best of its runs "
+                  "(all of them in results.json), and each stack's own ceiling (`signbench`: the service's own signer, "
+                  "settings and key issue token pairs on one thread; per CPU second of that thread). A stack's shares "
                   "below divide by these:", "",
                   "| stack | OpenSSL signatures/s per core | own provider | own token pairs/s per core | own ms per pair "
                   "| own vs OpenSSL (2 signatures) |",
@@ -862,9 +1743,10 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
             lines.append(f"| {r['name']} | {signs} | {o['provider']} | {o['token_pairs_per_s_per_core']:.0f} | "
                          f"{o['pair_ms']:.3f} | {vs} |")
         lines.append("")
-    ok = [r for r in results if not r.get("failed")]
+    ok = [r for r in results if not r.get("failed") and r.get("summary")]
     conc = sorted({int(c) for r in ok for c in r["summary"]["by_concurrency"]})
-    lines += ["## Throughput (requests/s)", "", "| stack | " + " | ".join(f"c={c}" for c in conc) + " | errors |",
+    lines += ["## Throughput (closed loop, wrk: 200 answers/s)", "",
+              "| stack | " + " | ".join(f"c={c}" for c in conc) + " | errors |",
               "| --- | " + " | ".join("---:" for _ in conc) + " | ---: |"]
     for r in ok:
         bc = r["summary"]["by_concurrency"]
@@ -873,34 +1755,94 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
             s = bc.get(str(c))
             cells.append(f"{s['rps']['median']:.0f} [{s['rps']['min']:.0f}–{s['rps']['max']:.0f}]" if s else "")
         lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {sum(s['errors'] for s in bc.values())} |")
-    lines += ["", "## Latency at each stack's knee (ms, median of repeats)", "",
-              "| stack | knee | p50 | p90 | p99 | p99.9 | max |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for r in ok:
-        k = r["summary"]["knee"]
-        lat = r["summary"]["by_concurrency"][k]["latency_ms"]
-        lines.append(f"| {r['name']} | c={k} | {lat['p50']:.1f} | {lat['p90']:.1f} | {lat['p99']:.1f} | "
-                     f"{lat['p99_9']:.1f} | {lat['max']:.1f} |")
-    lines += ["", "## Cost", "",
-              "| stack | CPU ms/request (knee) | crypto share | own share | RSS peak MB | RSS steady MB | start-up s | artifact MB | build s |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines.append("")
+
+    with_open = [r for r in ok if r["summary"].get("open_loop")]
+    if with_open:
+        shared = sorted({o["target_rps"] for r in with_open for o in r["summary"]["open_loop"] if o.get("kind") == "shared"})
+        lines += ["## Open-loop latency (oha, constant arrival rate, from each request's intended start)", "",
+                  "The same absolute rates for every stack (fractions of the slowest stack's closed-loop maximum): "
+                  "p99 in ms, achieved rate in brackets.", "",
+                  "| stack | " + " | ".join(f"{t:.0f}/s" for t in shared) + " |",
+                  "| --- | " + " | ".join("---:" for _ in shared) + " |"]
+        for r in with_open:
+            by = {o["target_rps"]: o for o in r["summary"]["open_loop"] if o.get("kind") == "shared"}
+            cells = [f"{fmt(by[t]['latency_ms']['p99'], '.1f')} [{by[t]['achieved_rps']:.0f}]" if t in by else ""
+                     for t in shared]
+            lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
+        lines += ["", "At fractions of each stack's own closed-loop maximum (ms):", "",
+                  "| stack | rate | target/s | achieved/s | p50 | p90 | p99 | p99.9 | max | errors |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in with_open:
+            for o in r["summary"]["open_loop"]:
+                if o.get("kind") != "own":
+                    continue
+                lat = o["latency_ms"]
+                lines.append(f"| {r['name']} | {o['fraction']:.0%} | {o['target_rps']:.0f} | {o['achieved_rps']:.0f} | "
+                             f"{fmt(lat['p50'], '.1f')} | {fmt(lat['p90'], '.1f')} | {fmt(lat['p99'], '.1f')} | "
+                             f"{fmt(lat['p99_9'], '.1f')} | {fmt(lat['max'], '.1f')} | {o['errors']} |")
+        lines.append("")
+
+    lines += ["## Cost (at each stack's highest-throughput concurrency)", "",
+              "| stack | c | server CPU ms/req | wrk CPU ms/req | PostgreSQL CPU ms/req | idle cores | steal cores "
+              "| crypto share | own share | start-up s | artifact MiB | build s |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in ok:
         s = r["summary"]
-        k = s["by_concurrency"][s["knee"]]
-        share, own = k.get("crypto_share"), k.get("own_share")
+        k = s["by_concurrency"][s["max_rps_at"]]
+        m = k.get("machine") or {}
         lines.append(
-            f"| {r['name']} | {fmt(k.get('cpu_ms_per_request'), '.2f')} | {fmt(share * 100 if share else None, '.0f')}{'%' if share else ''} | "
-            f"{fmt(own * 100 if own else None, '.0f')}{'%' if own else ''} | "
-            f"{fmt(s.get('rss_peak_mb'), '.0f')} | {fmt(s.get('rss_steady_mb'), '.0f')} | {fmt(r.get('startup_s'), '.2f')} | "
+            f"| {r['name']} | {s['max_rps_at']} | {fmt(k.get('cpu_ms_per_request'), '.3f')} | "
+            f"{fmt(k.get('wrk_cpu_ms_per_request'), '.3f')} | {fmt(k.get('pg_cpu_ms_per_request'), '.3f')} | "
+            f"{fmt(m.get('idle_cores'), '.2f')} | {fmt(m.get('steal_cores'), '.2f')} | {pct(k.get('crypto_share'))} | "
+            f"{pct(k.get('own_share'))} | {fmt(r.get('startup_s'), '.2f')} | "
             f"{fmt(r['artifact_bytes'] / 2**20 if r.get('artifact_bytes') else None, '.1f')} | {fmt(r.get('build_s'), '.0f')} |")
+    lines += ["", "## Memory (MiB)", "",
+              "| stack | RSS peak | RSS steady | anonymous peak | anonymous steady | cgroup peak |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in ok:
+        s = r["summary"]
+        lines.append(f"| {r['name']} | {fmt(s.get('rss_peak_mib'))} | {fmt(s.get('rss_steady_mib'))} | "
+                     f"{fmt(s.get('anon_peak_mib'))} | {fmt(s.get('anon_steady_mib'))} | {fmt(s.get('cgroup_peak_mib'))} |")
+    fly = [r for r in ok if r["summary"].get("fly")]
+    if fly:
+        lines += ["", "## fly.io shared vCPU (modelled)", "",
+                  "Sustained = the sweep with the balance emptied before every run (the baseline only); burst = from a "
+                  "full balance at the top concurrency; burst seconds = balance ÷ (CPU s/s used − baseline share), "
+                  "the full balance not burned through.", "",
+                  "| stack | start-up from empty balance s | sustained rps | at c | p99 ms (throttled) | throttled periods "
+                  "| burst rps | burst CPU s/s | burst seconds |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in fly:
+            f = r["summary"]["fly"]
+            thr = f.get("throttled") or {}
+            lines.append(f"| {r['name']} | {fmt(f.get('startup_empty_balance_s'), '.2f')} | {fmt(f['sustained_rps'])} | "
+                         f"{f['sustained_at']} | {fmt(f['sustained_p99_ms'], '.0f')} | "
+                         f"{thr.get('nr_throttled', 'n/a')} of {thr.get('nr_periods', 'n/a')} | {fmt(f.get('burst_rps'))} | "
+                         f"{fmt(f.get('burst_cpu_per_s'), '.2f')} | {fmt(f.get('burst_s'))} |")
+    warm = [r for r in ok if r.get("warmups")]
+    if warm:
+        lines += ["", "Warm-up per concurrency (seconds, * = stopped at the cap without two agreeing windows): " +
+                  "; ".join(f"{r['name']} " + ", ".join(f"c={w['concurrency']} {w['seconds']:.0f}{'' if w['stable'] else '*'}"
+                                                      for w in r["warmups"]) for r in warm) + "."]
+    if order:
+        firsts = [o for o in order if "repeat" in o]
+        if firsts:
+            lines += ["", "Order: " + "; ".join(f"c={o['concurrency']}#{o['repeat']} {' → '.join(o['order'])}"
+                                               for o in firsts) + "."]
     failed = [r for r in results if r.get("failed")]
     if failed:
         lines += ["", "## No number", ""] + [f"- **{r['name']}**: {r['failed']}" for r in failed]
-    lines += ["", "Crypto share = 2 × (one RSA signature's CPU time, OpenSSL, measured before the stack) ÷ the server's CPU time per "
-              "request: how close a stack comes to doing nothing but the two unavoidable signatures. "
-              "Own share = the stack's own CPU time per token pair (signbench) ÷ its CPU time per request: the part "
-              "of each request that is minting the tokens, with the stack's own code.",
+    basic = [r for r in results if (r.get("verification") or "").startswith("basic")]
+    if basic:
+        lines += ["", "Verified `basic` only (answers 200 with two JWTs, signatures not checked): "
+                  + ", ".join(r["name"] for r in basic) + "."]
+    lines += ["", "Crypto share = 2 × (one RSA signature's CPU time, OpenSSL, measured before the stack) ÷ the server's CPU "
+              "time per request. Own share = the stack's own CPU time per token pair (signbench) ÷ its CPU time per "
+              "request. wrk and PostgreSQL CPU per request are theirs during the same runs; idle and steal are the "
+              "machine's (/proc/stat), in cores.",
               "Start-up = exec → first token, median of the starts (`startup_samples_s` in results.json). "
-              "Server-side figures (CPU, RSS) are n/a for `--url` targets.", ""]
+              "Server-side figures (CPU, memory) are n/a for `--url` targets.", ""]
     text = "\n".join(lines)
     path.write_text(text)
     return text
@@ -911,7 +1853,7 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ok = [r for r in results if not r.get("failed")]
+    ok = [r for r in results if not r.get("failed") and r.get("summary")]
     if not ok:
         return []
     files = []
@@ -926,36 +1868,38 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
         hi = [bc[str(c)]["rps"]["max"] - m if str(c) in bc else 0 for m, c in zip(med, conc)]
         ax.bar([x + i * width for x in range(len(conc))], med, width, yerr=[lo, hi], capsize=3, label=r["name"])
     ax.set_xticks([x + width * (len(ok) - 1) / 2 for x in range(len(conc))], [f"c={c}" for c in conc])
-    ax.set_ylabel("requests/s (median, min–max)")
-    ax.set_title("POST /token throughput")
+    ax.set_ylabel("200 answers/s (median, min–max)")
+    ax.set_title("POST /token throughput (closed loop, wrk)")
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "rps.png", dpi=110)
     plt.close(fig)
     files.append("rps.png")
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    pcts = ["p50", "p90", "p99", "p99_9"]
-    for r in ok:
-        k = r["summary"]["knee"]
-        lat = r["summary"]["by_concurrency"][k]["latency_ms"]
-        ax.plot(pcts, [lat[p] for p in pcts], marker="o", label=f"{r['name']} (c={k})")
-    ax.set_yscale("log")
-    ax.set_ylabel("latency ms (log)")
-    ax.set_title("Latency percentiles at each stack's knee")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "latency.png", dpi=110)
-    plt.close(fig)
-    files.append("latency.png")
+    with_open = [r for r in ok if r["summary"].get("open_loop")]
+    if with_open:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for r in with_open:
+            pts = sorted((o["target_rps"], o["latency_ms"]["p99"]) for o in r["summary"]["open_loop"]
+                         if o["latency_ms"].get("p99"))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=r["name"])
+        ax.set_yscale("log")
+        ax.set_xlabel("offered requests/s (constant arrival rate)")
+        ax.set_ylabel("p99 latency ms (log), from intended start")
+        ax.set_title("Open-loop latency vs rate (oha)")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "latency.png", dpi=110)
+        plt.close(fig)
+        files.append("latency.png")
 
     with_samples = [r for r in ok if r.get("samples")]
     if with_samples:
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for r in with_samples:
-            ax.plot([s[0] for s in r["samples"]], [s[1] / 2**20 for s in r["samples"]], label=r["name"])
+            ax.plot([s[0] for s in r["samples"]], [s[1] / 2**20 for s in r["samples"]], label=f"{r['name']} RSS")
         ax.set_xlabel("seconds since exec")
-        ax.set_ylabel("RSS MiB")
+        ax.set_ylabel("MiB")
         ax.set_title("Server memory over the run")
         ax.legend()
         fig.tight_layout()
@@ -969,9 +1913,14 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
 
 
 def estimated_seconds(settings: Settings, n: int) -> float:
-    per = settings.primer + settings.warmup + len(settings.concurrency) * settings.repeats * settings.duration
-    return n * (per + (90 if settings.conformance else 0) + 30 + settings.signbench_s
-                + settings.signbench_runs * (settings.signbench_s + 3) + 5 + 3 * settings.startup_probes)
+    warm = len(settings.concurrency) * min(settings.warmup, 3 * settings.warmup_window)
+    per = settings.primer + warm + len(settings.concurrency) * settings.repeats * settings.duration
+    if settings.limits.shared:
+        per += min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
+    if settings.open_loop:
+        per += (len(settings.shared_fractions) + len(settings.own_fractions)) * (settings.open_loop_s + 1)
+    ceilings = settings.signbench_runs * (2 * settings.signbench_s + 3)
+    return n * (per + (90 if settings.conformance else 0) + 30 + ceilings + 5 + 3 * settings.startup_probes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -980,11 +1929,20 @@ def main(argv: list[str] | None = None) -> int:
         if not shutil.which(tool):
             print(f"bench: {tool} not found (apt-get install {tool})", file=sys.stderr)
             return 2
+    if settings.open_loop and settings.target == "local" and not loadgen():
+        print("bench: oha (the open-loop load generator) not found: bash wrk/install-loadgen.sh "
+              "(or --no-open-loop)", file=sys.stderr)
+        return 2
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     if settings.target == "docker":
         settings.profile = "docker-" + settings.profile
     out = settings.out / f"{stamp}-{settings.profile}"
     out.mkdir(parents=True, exist_ok=True)
+    if settings.limits.cpuset:
+        # Everything but the server (this runner, wrk, oha, PostgreSQL started below) on the other CPUs; the
+        # server's cgroup cpuset moves it to its own when it joins.
+        server_cpu = int(resolve_cpuset(settings.limits.cpuset))
+        os.sched_setaffinity(0, {c for c in os.sched_getaffinity(0) if c != server_cpu})
     stacks = [Stack.load(s) for s in settings.stacks]
     progress = Progress(estimated_seconds(settings, len(stacks) + len(settings.urls)))
     env = environment(settings, stacks)
@@ -992,35 +1950,46 @@ def main(argv: list[str] | None = None) -> int:
     progress.say("ceiling", f"openssl speed rsa{settings.key_bits}")
     ceiling = None
     try:
-        ceiling = openssl_ceiling(settings.key_bits, round(settings.signbench_s))
+        ceiling = openssl_ceiling(settings.key_bits, round(settings.signbench_s), settings.signbench_runs)
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
 
-    results = []
+    results: list[dict] = []
+    order: list = []
+    steal0 = system_cpu()
+    t0 = time.monotonic()
     try:
         if stacks and settings.target == "docker":
             results.extend(bench_docker(stacks, settings, progress, out))
+            for name, url in settings.urls.items():
+                results.append(bench_url(name, url, settings, progress))
         elif stacks:
-            with stackctl.database() as (db_url, _pg):
-                for stack in stacks:
-                    results.append(bench_stack(stack, settings, db_url, progress, out))
-        for name, url in settings.urls.items():
-            results.append(bench_url(name, url, settings, progress))
+            with stackctl.database() as (db_url, pg):
+                results.extend(bench_local(stacks, settings.urls, settings, db_url, pg, progress, out, order))
+        else:
+            results.extend(bench_local([], settings.urls, settings, None, None, progress, out, order))
     except KeyboardInterrupt:
         print("bench: interrupted; writing what was measured", file=sys.stderr)
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
         return 2
+    steal1 = system_cpu()
+    wall = time.monotonic() - t0
+    env["steal_cores_whole_run"] = round((steal1["steal"] - steal0["steal"]) / wall, 4) if wall > 0 else None
     for r in results:
         r["summary"] = summarize(r, ceiling)
 
-    (out / "results.json").write_text(json.dumps({"environment": env, "ceiling": ceiling, "stacks": results}, indent=1))
-    table = write_markdown(out / "results.md", env, ceiling, results)
+    (out / "results.json").write_text(json.dumps({"environment": env, "ceiling": ceiling, "order": order,
+                                                  "stacks": results}, indent=1))
+    table = write_markdown(out / "results.md", env, ceiling, results, order)
     charts = write_charts(out, results)
     print(table)
     print(f"results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} "
           f"(results.json, results.md{', ' + ', '.join(charts) if charts else ''})")
-    return 1 if all(r.get("failed") for r in results) else 0
+    failed = [r["name"] for r in results if r.get("failed")]
+    if failed:
+        print(f"bench: FAILED: {', '.join(failed)} (reasons in results.md, 'No number')", file=sys.stderr)
+    return 1 if failed or not results else 0
 
 
 if __name__ == "__main__":

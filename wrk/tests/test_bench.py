@@ -3,6 +3,7 @@ and counts, and how the runner parses, summarizes and reports it. No timing is
 asserted anywhere; only counts, shapes and arithmetic."""
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import socket
@@ -19,11 +20,19 @@ import bench  # noqa: E402
 pytestmark = pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk not installed")
 
 
+def _b64(obj) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+
+FAKE_JWT = f"{_b64({'alg': 'RS256', 'typ': 'JWT'})}.{_b64({'sub': '1'})}.c2lnbmF0dXJl"
+
+
 class FakeToken(BaseHTTPRequestHandler):
     """Answers like the contract: 200 for the documented passwords, 400 otherwise."""
     protocol_version = "HTTP/1.1"
     seen: list[dict] = []
     unavailable = False
+    jwt_tokens = False
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -33,7 +42,9 @@ class FakeToken(BaseHTTPRequestHandler):
         ok = (user == "john@example.com" and pw == "TopSecret0!") or \
              (local.startswith("legacy") and pw == f"legacy-pass-{local[6:]}") or \
              (local.startswith("argon") and pw == f"argon-pass-{local[5:]}")
-        payload = b'{"access_token":"a","id_token":"i","token_type":"Bearer","expires_in":600}' if ok else \
+        tok = FAKE_JWT if FakeToken.jwt_tokens else None
+        payload = (json.dumps({"access_token": tok or "a", "id_token": tok or "i", "token_type": "Bearer",
+                               "expires_in": 600}).encode()) if ok else \
             b'{"error":"invalid_grant","error_description":"invalid username or password"}'
         status = 503 if FakeToken.unavailable else (200 if ok else 400)
         self.send_response(status)
@@ -49,6 +60,7 @@ class FakeToken(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def fake():
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeToken)
+    server.handle_error = lambda *a: None  # wrk and oha drop their connections at the end of a run
     t = threading.Thread(target=server.serve_forever, daemon=True)
     t.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -148,8 +160,9 @@ def test_summary_medians_spread_and_crypto_share():
     assert c16["rps"] == {"median": 200, "min": 100, "max": 300}
     assert c16["cpu_ms_per_request"] == 1.5
     assert c16["crypto_share"] == round(2 * 0.5 / 1.5, 3)
-    assert s["knee"] == "64"
-    assert s["rss_peak_mb"] == 80.0 and s["rss_steady_mb"] == 70.0
+    assert s["max_rps_at"] == "64" and s["max_rps"] == 400
+    assert s["rss_peak_mib"] == 80.0 and s["rss_steady_mib"] == 70.0
+    assert c16["cpu_ms_per_request_spread"] == {"median": 1.5, "min": 1.0, "max": 2.0}
 
 
 def test_startup_probe_times_a_start_and_stops_the_process(tmp_path):
@@ -283,3 +296,326 @@ def test_bad_arguments_are_refused(capsys):
         with pytest.raises(SystemExit) as e:
             bench.parse_args(argv)
         assert e.value.code == 2
+
+
+# --------------------------------------------------------------------------- benchmark v2 (issue 19)
+
+
+def test_throughput_counts_200s_only():
+    line = ('WRK_JSON {"scenario":"users","wrong_share":0,"requests":1000,"duration_s":10.0,"rps":100.0,"bytes":1,'
+            '"status":{"200":900,"503":100},"socket_errors":{"connect":0,"read":0,"write":0,"timeout":2},'
+            '"non_2xx_3xx":100,"latency_ms":{"mean":1,"stdev":1,"p50":1,"p90":1,"p99":1,"p99_9":1,"max":1}}')
+    run = bench.parse_wrk_json(line, 0.0)
+    assert run["rps"] == 90.0 and run["rps_all"] == 100.0 and run["requests_ok"] == 900
+    assert run["unexpected_status"] == 100 and run["errors"] == 102
+    reason = bench.run_failure(run, "c=16#1")
+    assert reason.startswith("c=16#1: ") and '"503": 100' in reason and '"timeout": 2' in reason
+
+
+def test_a_clean_run_and_expected_400s_do_not_fail():
+    base = {"socket_errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0}}
+    assert bench.run_failure({**base, "status": {"200": 5}, "errors": 0, "unexpected_status": 0}, "x") is None
+    line = ('WRK_JSON {"scenario":"users","wrong_share":0.5,"requests":10,"duration_s":1.0,"rps":10.0,"bytes":1,'
+            '"status":{"200":5,"400":5},"socket_errors":{"connect":0,"read":0,"write":0,"timeout":0},'
+            '"non_2xx_3xx":5,"latency_ms":{"mean":1,"stdev":1,"p50":1,"p90":1,"p99":1,"p99_9":1,"max":1}}')
+    run = bench.parse_wrk_json(line, 0.5)
+    assert run["errors"] == 0 and run["rps"] == 5.0 and bench.run_failure(run, "x") is None
+
+
+def test_an_unexpected_status_under_load_fails_the_stack(fake):
+    live = bench.Live("fake", fake, {})
+    settings = bench.parse_args(["--url", f"fake={fake}", "--smoke"])
+    FakeToken.unavailable = True
+    try:
+        run = bench.load_run(live, settings, 2, 1, "c=2#1")
+    finally:
+        FakeToken.unavailable = False
+    assert run["rps"] == 0 and run["status"].get("503", 0) == run["requests"] > 0
+    assert live.failed and live.result["failed"].startswith("c=2#1: ") and "503" in live.result["failed"]
+    bench.sweep([live], settings, bench.Progress(1), [])
+    assert "runs" not in live.result, "a failed stack is not measured any further"
+
+
+def test_a_wrk_failure_marks_the_stack_instead_of_aborting_the_run():
+    live = bench.Live("gone", f"http://127.0.0.1:{bench.stackctl.free_port()}", {})
+    settings = bench.parse_args(["--url", f"gone={live.url}", "--smoke"])
+    run = bench.load_run(live, settings, 1, 1, "primer")
+    assert live.failed and live.result["failed"].startswith("primer: ")
+    assert run is None or run["errors"] > 0
+
+
+def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "write_charts", lambda out, results: [])
+    FakeToken.unavailable = True
+    try:
+        code = bench.main(["--url", f"fake={fake}", "--verify", "basic", "--smoke", "--no-open-loop",
+                           "--out", str(tmp_path)])
+    finally:
+        FakeToken.unavailable = False
+    assert code == 1
+    data = json.loads(next(tmp_path.glob("*/results.json")).read_text())
+    assert data["stacks"][0]["failed"].startswith("verification: login of john@example.com answered 503")
+
+    FakeToken.jwt_tokens = True
+    try:
+        code = bench.main(["--url", f"fake={fake}", "--verify", "basic", "--smoke", "--no-open-loop",
+                           "--out", str(tmp_path / "ok")])
+    finally:
+        FakeToken.jwt_tokens = False
+    assert code == 0
+    r = json.loads(next((tmp_path / "ok").glob("*/results.json")).read_text())["stacks"][0]
+    assert r["verification"].startswith("basic:") and r["summary"]["max_rps"] > 0
+    assert r["warmups"][0]["criterion"].startswith("rps within 3%") and r["warmups"][0]["windows"]
+    assert "Verified `basic` only" in next((tmp_path / "ok").glob("*/results.md")).read_text()
+
+
+def test_verify_basic_wants_two_jwts(fake):
+    assert "is not a JWT" in bench.verify_basic(fake)
+    FakeToken.jwt_tokens = True
+    try:
+        assert bench.verify_basic(fake) is None
+    finally:
+        FakeToken.jwt_tokens = False
+    assert bench.looks_like_jwt(FAKE_JWT)
+    assert not bench.looks_like_jwt("a.b.c") and not bench.looks_like_jwt(None)
+    assert not bench.looks_like_jwt(f"{_b64({'typ': 'JWT'})}.{_b64({})}.x"), "a header without alg"
+
+
+def test_verify_basic_is_only_for_url_targets():
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--stacks", "actix", "--verify", "basic"])
+    assert bench.parse_args(["--url", "o=http://h:1", "--verify", "basic"]).verify == "basic"
+
+
+def test_profiles():
+    shared = bench.parse_args(["--profile", "fly-shared-cpu-1x"]).limits
+    assert shared.memory_mb == 256 and shared.cpus is None
+    assert (shared.shared.period_us, shared.shared.baseline_us, shared.shared.max_balance_s) == (80000, 5000, 500)
+    perf = bench.parse_args(["--profile", "fly-performance-1x"]).limits
+    assert perf.memory_mb == 2048 and perf.cpuset == "last" and perf.shared is None
+    whole = bench.parse_args(["--profile", "cpu1-256m"]).limits
+    assert whole.cpus == 1.0 and whole.memory_mb == 256
+    old = bench.parse_args(["--profile", "fly-shared-1x"])
+    assert old.profile == "cpu1-256m" and old.limits.cpus == 1.0
+    assert bench.resolve_cpuset("last", 2) == "1" and bench.resolve_cpuset("0-1", 4) == "0-1"
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--profile", "fly-shared-cpu-1x", "--url", "x=http://h:1"])
+
+
+def test_governor_arithmetic():
+    rule = bench.FlyShared()
+    g = bench.ShareGovernor(rule)
+    assert g.quota_us() == 5000, "an empty balance gets the baseline"
+    assert g.step(0.08, 0.005) == 5000 and g.balance_s == 0.0, "using the baseline keeps the balance empty"
+    for _ in range(16):  # idle: each 80 ms period adds 5 ms
+        g.step(0.08, 0.0)
+    assert g.balance_s == pytest.approx(0.08)
+    assert g.quota_us() == 80000, "a balance of a period's worth or more: 100 % of one CPU"
+    g.step(0.08, 0.08)  # a full period used: the balance loses 75 ms
+    assert g.balance_s == pytest.approx(0.005) and g.quota_us() == 10000
+    g.step(0.08, 0.2)   # more than the balance (the governor lags a period): never negative
+    assert g.balance_s == 0.0 and g.quota_us() == 5000
+    g.step(10_000.0, 0.0)
+    assert g.balance_s == 500.0, "capped at 500 s"
+    assert g.set_balance(-1) == 5000 and g.set_balance(1e9) == 80000 and g.balance_s == 500.0
+    tiny = bench.ShareGovernor(bench.FlyShared(period_us=100000, baseline_us=100))
+    assert tiny.quota_us() == 1000, "never below the kernel's 1 ms minimum quota"
+
+
+def test_burst_seconds():
+    assert bench.burst_seconds(500, 1.0, 0.0625) == pytest.approx(533.33, abs=0.01)
+    assert bench.burst_seconds(500, 0.05, 0.0625) is None, "under the baseline the balance never runs out"
+
+
+class FakeCgroup:
+    def __init__(self, usage):
+        self.usage, self.writes = usage, []
+
+    def set_cfs(self, quota_us, period_us):
+        self.writes.append((quota_us, period_us))
+
+    def cpu_usage_s(self):
+        return self.usage()
+
+
+def test_governor_thread_accrues_an_idle_balance_on_a_fake_clock():
+    ticks = iter(range(10**6))
+    clock = lambda: next(ticks) * 0.04  # noqa: E731 - two reads a period: each tick is 80 ms of fake time
+    cg = FakeCgroup(lambda: 1.0)        # the server uses nothing
+    gt = bench.GovernorThread(cg, bench.ShareGovernor(bench.FlyShared()), clock=clock)
+    assert cg.writes == [(5000, 80000)]
+    gt.start()
+    deadline = bench.time.monotonic() + 10
+    while gt.ticks < 40 and bench.time.monotonic() < deadline:
+        bench.time.sleep(0.01)
+    gt.stop()
+    assert gt.ticks >= 40
+    quotas = [q for q, p in cg.writes]
+    assert all(p == 80000 for _, p in cg.writes)
+    assert quotas == sorted(quotas) and quotas[-1] == 80000, "quota grows with the balance up to the period"
+    gt.set_balance(0)
+    assert cg.writes[-1] == (5000, 80000) and gt.balance_s == 0
+
+
+def test_governor_thread_charges_the_cgroups_cpu_time():
+    ticks = iter(range(10**6))
+    used = iter(i * 0.08 for i in range(10**6))  # one CPU's worth every period
+    cg = FakeCgroup(lambda: next(used))
+    gt = bench.GovernorThread(cg, bench.ShareGovernor(bench.FlyShared(), balance_s=10.0),
+                              clock=lambda: next(ticks) * 0.04)
+    gt.start()
+    while gt.ticks < 20:
+        bench.time.sleep(0.01)
+    gt.stop()
+    # Per tick: +5 ms baseline − 80 ms used (the clock advances 80 ms a tick).
+    assert gt.balance_s == pytest.approx(10.0 - gt.ticks * 0.075, abs=1e-6)
+
+
+def test_account_splits_the_machines_cpu():
+    before = {"t": 100.0, "server": 10.0, "pg": 2.0, "busy": 50.0, "idle": 30.0, "steal": 1.0, "cgroup": 5.0,
+              "cpu_stat": {"nr_periods": 10, "nr_throttled": 1, "throttled_us": 100}}
+    after = {"t": 110.0, "server": 18.0, "pg": 4.0, "busy": 66.0, "idle": 33.0, "steal": 1.5, "cgroup": 13.0,
+             "cpu_stat": {"nr_periods": 135, "nr_throttled": 101, "throttled_us": 9100}}
+    a = bench.account(before, after, 10000, 3.0)
+    assert a["cpu_ms_per_request"] == 0.8 and a["wrk_cpu_ms_per_request"] == 0.3 and a["pg_cpu_ms_per_request"] == 0.2
+    assert a["machine"] == {"busy_cores": 1.6, "idle_cores": 0.3, "steal_cores": 0.05, "rest_cores": 0.3}
+    assert a["throttled"] == {"nr_periods": 125, "nr_throttled": 100, "throttled_us": 9000}
+    assert a["cgroup_cpu_per_s"] == 0.8
+    url_target = bench.account({"t": 0.0, "server": None, "pg": None, "busy": 1.0, "idle": 1.0, "steal": 0.0},
+                               {"t": 1.0, "server": None, "pg": None, "busy": 2.0, "idle": 1.0, "steal": 0.0}, 10, 0.1)
+    assert "cpu_ms_per_request" not in url_target and "pg_cpu_s" not in url_target
+
+
+def test_system_cpu_and_process_memory_are_readable():
+    s = bench.system_cpu()
+    assert s["busy"] > 0 and s["idle"] >= 0 and s["steal"] >= 0
+    assert 0 < bench.proc_anon_bytes(bench.os.getpid()) <= bench.proc_rss_bytes(bench.os.getpid())
+    assert bench.tree_cpu_seconds(None) is None
+
+
+def test_oha_summary_parsing():
+    text = json.dumps({
+        "summary": {"successRate": 1.0, "total": 10.0, "slowest": 0.25, "fastest": 0.001, "average": 0.01,
+                    "requestsPerSec": 100.0},
+        "latencyPercentiles": {"p10": 0.001, "p25": 0.002, "p50": 0.003, "p75": 0.004, "p90": 0.005, "p95": 0.006,
+                               "p99": 0.0125, "p99.9": 0.1, "p99.99": 0.2},
+        "statusCodeDistribution": {"200": 990, "503": 5},
+        "errorDistribution": {"connection closed before message completed": 5},
+    })
+    r = bench.parse_oha("oha banner\n" + text, 100.0, 0.0)
+    assert r["target_rps"] == 100.0 and r["achieved_rps"] == 99.0
+    assert r["latency_ms"] == {"p50": 3.0, "p90": 5.0, "p99": 12.5, "p99_9": 100.0, "max": 250.0}
+    assert r["errors"] == 10 and r["unexpected_status"] == 5 and r["requests"] == 1000
+    assert "503" in bench.run_failure(r, "open loop") and "connection closed" in bench.run_failure(r, "open loop")
+    with pytest.raises(bench.ToolError, match="no valid JSON"):
+        bench.parse_oha("panicked", 1.0, 0.0)
+
+
+def test_open_loop_rates_are_shared_absolute_and_own_relative():
+    plan = bench.open_loop_rates({"fast": 3000.0, "slow": 2000.0}, (0.5, 0.9), (0.5,))
+    assert [r["target_rps"] for r in plan["fast"]] == [1000.0, 1800.0, 1500.0]
+    assert [r["target_rps"] for r in plan["slow"]] == [1000.0, 1800.0, 1000.0]
+    assert [r["kind"] for r in plan["slow"]] == ["shared", "shared", "own"]
+    assert bench.open_loop_rates({}, (0.5,), (0.5,)) == {}
+
+
+def test_open_loop_bodies_follow_the_scenario():
+    users = bench.open_loop_bodies("users", 0.0)
+    assert len(users) == len(set(users)) == 10000
+    assert json.loads(users[41]) == {"username": "legacy42@example.com", "password": "legacy-pass-42"}
+    assert bench.open_loop_bodies("john", 0.0) == ['{"username":"john@example.com","password":"TopSecret0!"}']
+    mixed = bench.open_loop_bodies("mixed", 0.0)
+    assert sum("argon" in b for b in mixed) / len(mixed) == 0.2
+    wrong = bench.open_loop_bodies("users", 0.2)
+    assert sum(b.endswith('-wrong"}') for b in wrong) / len(wrong) == pytest.approx(0.2, abs=1e-3)
+    assert all(b.endswith('-wrong"}') for b in bench.open_loop_bodies("argon2", 1.0))
+
+
+@pytest.mark.skipif(bench.loadgen() is None, reason="oha not installed (bash wrk/install-loadgen.sh)")
+def test_oha_open_loop_against_the_fake(fake, tmp_path):
+    bodies = tmp_path / "b.txt"
+    bodies.write_text("\n".join(bench.open_loop_bodies("users", 0.0)[:50]) + "\n")
+    r = bench.run_oha(fake, 50, 1, 4, bodies, 0.0, bench.loadgen())
+    assert r["status"] == {"200": 50} and r["errors"] == 0 and r["requests"] == 50
+    assert r["latency_ms"]["p50"] > 0 and r["latency_ms"]["max"] >= r["latency_ms"]["p99"]
+    sent = {b["username"] for b in FakeToken.seen}
+    assert len(sent) > 1 and all(u.startswith("legacy") for u in sent), "a spread of users, as wrk sends"
+
+
+def test_round_robin_order():
+    assert bench.rotated(["a", "b", "c"], 0) == ["a", "b", "c"]
+    assert bench.rotated(["a", "b", "c"], 1) == ["b", "c", "a"]
+    assert bench.rotated(["a", "b", "c"], 5) == ["c", "a", "b"]
+    assert bench.rotated([], 3) == []
+    assert bench.agree(1.0, 1.029) and not bench.agree(1.0, 1.031) and not bench.agree(0, 0)
+
+
+def test_jvm_stacks_must_sign_with_accp(tmp_path):
+    jvm = bench.Stack("j", tmp_path, {"run": ["{java}", "-jar", "x.jar"]})
+    native = bench.Stack("n", tmp_path, {"run": ["./server"]})
+    assert bench.provider_problem(jvm, {"provider": "AmazonCorrettoCryptoProvider 2.5.0"}, None) is None
+    assert "not AmazonCorrettoCryptoProvider" in bench.provider_problem(jvm, {"provider": "SunRsaSign 25"}, None)
+    assert "signing provider unknown" in bench.provider_problem(jvm, None, "signbench of j failed (exit 1)")
+    assert bench.provider_problem(native, None, None) is None
+
+
+def test_cpu_identity_names_family_model_and_crypto_flags():
+    cpuinfo = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+               "model name\t: AMD EPYC\nstepping\t: 1\nflags\t\t: fpu avx2 adx sha_ni vaes avx512ifma\n\nprocessor\t: 1\n")
+    lscpu = "Model name:  AMD EPYC\nThread(s) per core:  1\nCore(s) per socket:  2\nFlags: x\n"
+    c = bench.cpu_identity(cpuinfo, lscpu)
+    assert (c["family"], c["model"], c["stepping"]) == ("25", "17", "1")
+    assert c["crypto_flags"]["avx512ifma"] and c["crypto_flags"]["sha_ni"] and not c["crypto_flags"]["avx512f"]
+    assert c["lscpu"] == {"Model name": "AMD EPYC", "Thread(s) per core": "1", "Core(s) per socket": "2"}
+
+
+def test_summary_of_memory_open_loop_and_fly():
+    run = {"rps": 80, "errors": 0, "requests": 1200, "cpu_ms_per_request": 0.75, "wrk_cpu_ms_per_request": 0.1,
+           "pg_cpu_ms_per_request": 0.05, "latency_ms": {"p50": 1, "p90": 2, "p99": 300, "p99_9": 4, "max": 5},
+           "machine": {"busy_cores": 0.3, "idle_cores": 1.7, "steal_cores": 0.0, "rest_cores": 0.1},
+           "throttled": {"nr_periods": 180, "nr_throttled": 170, "throttled_us": 1000}}
+    result = {"runs": {"16": [run, run]},
+              "samples": [(0.0, 100 * 2**20, 0.1, 60 * 2**20), (5.0, 200 * 2**20, 1.0, 150 * 2**20)],
+              "phases": [(4.0, "c=16#1")], "cgroup": {"memory_peak_bytes": 210 * 2**20},
+              "open_loop": [{"kind": "shared", "fraction": 0.5, "target_rps": 40.0, "achieved_rps": 40.0, "errors": 0,
+                             "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}, "status": {}}],
+              "fly": {"startup_empty_balance_s": 21.5, "burst": {"rps": 1300, "cpu_per_s": 1.0, "burst_s": 533.3}}}
+    s = bench.summarize(result, None)
+    assert s["anon_peak_mib"] == 150.0 and s["anon_steady_mib"] == 150.0 and s["cgroup_peak_mib"] == 210.0
+    c16 = s["by_concurrency"]["16"]
+    assert c16["wrk_cpu_ms_per_request"] == 0.1 and c16["machine"]["idle_cores"] == 1.7
+    assert c16["throttled"] == {"nr_periods": 360, "nr_throttled": 340, "throttled_us": 2000}
+    assert s["open_loop"][0]["target_rps"] == 40.0 and "status" not in s["open_loop"][0]
+    assert s["fly"] == {"sustained_rps": 80, "sustained_at": "16", "sustained_p99_ms": 300,
+                        "throttled": c16["throttled"], "startup_empty_balance_s": 21.5, "burst_rps": 1300,
+                        "burst_cpu_per_s": 1.0, "burst_s": 533.3}
+
+
+def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
+    env = {"date_utc": "2026-01-01T00:00:00+00:00", "cpu_model": "cpu", "cores": 2, "memory_gib": 24, "kernel": "6",
+           "commit": "abc", "dirty": False,
+           "cpu": {"family": "25", "model": "17", "stepping": "1", "crypto_flags": {"vaes": True, "avx2": False}},
+           "settings": {"profile": "fly-shared-cpu-1x", "scenario": "users", "key_bits": 2048, "concurrency": [16],
+                        "repeats": 1, "duration_s": 1, "primer_s": 0, "warmup_cap_s": 6, "warmup_window_s": 2,
+                        "wrk_threads": 1, "db_pool_size": 10, "wrong_share": 0.0,
+                        "limits": {"memory_mb": 256, "shared": {"period_us": 80000, "baseline_us": 5000,
+                                                                "max_balance_s": 500}}}}
+    run = {"rps": 80, "errors": 0, "requests": 1200, "cpu_ms_per_request": 0.75,
+           "latency_ms": {"p50": 1, "p90": 2, "p99": 300, "p99_9": 4, "max": 5},
+           "throttled": {"nr_periods": 180, "nr_throttled": 170, "throttled_us": 1000}}
+    r = {"name": "zio", "runs": {"16": [run]}, "warmups": [{"concurrency": 16, "seconds": 6.0, "stable": False}],
+         "open_loop": [{"kind": "shared", "fraction": 0.5, "target_rps": 40.0, "achieved_rps": 39.6, "errors": 0,
+                        "latency_ms": {"p50": 1, "p90": 2, "p99": 3.25, "p99_9": 4, "max": 5}},
+                       {"kind": "own", "fraction": 0.9, "target_rps": 72.0, "achieved_rps": 71.0, "errors": 0,
+                        "latency_ms": {"p50": 1, "p90": 2, "p99": 30, "p99_9": 40, "max": 50}}],
+         "fly": {"startup_empty_balance_s": 21.5, "burst": {"rps": 1300, "cpu_per_s": 1.0, "burst_s": 533.3}}}
+    r["summary"] = bench.summarize(r, None)
+    text = bench.write_markdown(tmp_path / "r.md", env, None, [r],
+                                [{"concurrency": 16, "repeat": 1, "order": ["zio"]}])
+    assert "family 25 model 17 stepping 1" in text and "Crypto-relevant CPU flags: vaes." in text
+    assert "5 ms per 80 ms period baseline, balance up to 500 s" in text
+    assert "| zio | 3.2 [40] |" in text
+    assert "| zio | 90% | 72 | 71 | 1.0 | 2.0 | 30.0 | 40.0 | 50.0 | 0 |" in text
+    assert "| zio | 21.50 | 80 | 16 | 300 | 170 of 180 | 1300 | 1.00 | 533 |" in text
+    assert "zio c=16 6*" in text and "Order: c=16#1 zio." in text
+    assert "knee" not in text.lower()

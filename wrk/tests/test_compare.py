@@ -1,0 +1,74 @@
+"""wrk/compare.py on two hand-made result sets: values, ratios and the spread verdict."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import compare  # noqa: E402
+
+
+def _set(rps: dict, cpu: dict, startup: list[float], p99: float, failed: str | None = None) -> dict:
+    stack = {"name": "actix", "startup_samples_s": startup,
+             "own_ceiling": {"token_pairs_per_s_per_core": 2000.0, "runs_token_pairs_per_s_per_core": [1980.0, 2000.0]},
+             "summary": {"by_concurrency": {"16": {"rps": rps, "cpu_ms_per_request": cpu["median"],
+                                                   "cpu_ms_per_request_spread": cpu}},
+                         "rss_steady_mib": 17.0,
+                         "open_loop": [{"kind": "shared", "fraction": 0.5, "target_rps": 1000.0, "achieved_rps": 1000.0,
+                                        "errors": 0, "latency_ms": {"p99": p99}}]}}
+    if failed:
+        stack["failed"] = failed
+    return {"environment": {}, "stacks": [stack, {"name": "only-in-a", "summary": {}}]}
+
+
+A = _set({"median": 3000, "min": 2900, "max": 3100}, {"median": 0.5, "min": 0.49, "max": 0.51}, [0.04, 0.05, 0.06], 10.0)
+B = _set({"median": 3090, "min": 3000, "max": 3150}, {"median": 0.6, "min": 0.6, "max": 0.61}, [0.05, 0.05, 0.05], 20.0)
+
+
+def rows_by_metric(rows):
+    return {r["metric"]: r for r in rows if r["stack"] == "actix"}
+
+
+def test_ratio_and_spread_verdicts():
+    rows = rows_by_metric(compare.compare(A, B))
+    rps = rows["rps c=16"]
+    assert (rps["a"], rps["b"], rps["ratio"]) == (3000, 3090, 1.03)
+    assert rps["spread"] == round(200 / 3000, 3) and rps["verdict"] == "inside"     # 3 % within ±6.7 %
+    cpu = rows["CPU ms/request c=16"]
+    assert cpu["ratio"] == 1.2 and cpu["verdict"] == "OUTSIDE"                     # 20 % beyond ±4 %
+    assert rows["start-up s"]["a"] == 0.05 and rows["start-up s"]["verdict"] == "inside"
+    assert rows["own token pairs/s per core"]["verdict"] == "inside"
+    p99 = rows["open-loop p99 ms @ 1000/s"]
+    assert p99["ratio"] == 2.0 and p99["verdict"] == "single", "measured once: no spread to weigh it against"
+    assert rows["RSS steady MiB"]["ratio"] == 1.0
+    assert not any(r["stack"] == "only-in-a" for r in compare.compare(A, B) if r["metric"] != "failed")
+
+
+def test_failed_stacks_are_listed_not_compared():
+    broken = _set({"median": 1, "min": 1, "max": 1}, {"median": 1, "min": 1, "max": 1}, [1.0], 1.0, failed="c=16#1: 503")
+    rows = [r for r in compare.compare(A, broken) if r["stack"] == "actix"]
+    assert rows == [{"stack": "actix", "metric": "failed", "a": None, "b": "c=16#1: 503"}]
+
+
+def test_old_result_sets_without_summarised_spreads():
+    old = {"stacks": [{"name": "x", "runs": {"16": [{"cpu_ms_per_request": 0.5}, {"cpu_ms_per_request": 0.55}]},
+                       "summary": {"by_concurrency": {"16": {"rps": {"median": 10, "min": 9, "max": 11},
+                                                             "cpu_ms_per_request": 0.52}}, "rss_steady_mb": 20.0}}]}
+    m = compare.metrics(old["stacks"][0])
+    assert (m["CPU ms/request c=16"].low, m["CPU ms/request c=16"].high) == (0.5, 0.55)
+    assert m["RSS steady MiB"].value == 20.0
+
+
+def test_cli(tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps(A))
+    (tmp_path / "b.json").write_text(json.dumps(B))
+    assert compare.main([str(tmp_path / "a"), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out
+    assert "| actix | rps c=16 | 3000 | 3090 | 1.030 | ±6.7 % | inside |" in out
+    assert "| actix | CPU ms/request c=16 | 0.5 | 0.6 | 1.200 | ±4.0 % | OUTSIDE |" in out
+    assert compare.main([str(tmp_path / "a"), str(tmp_path / "b.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["stack"] == "actix"
+    assert compare.main([str(tmp_path / "missing"), str(tmp_path / "b.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
