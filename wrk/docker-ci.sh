@@ -5,19 +5,23 @@
 # 2. stands in the public base images if absent (docker/standins/: debian:bookworm-slim from debootstrap,
 #    eclipse-temurin:25-jre from this machine's Temurin 25, postgres:15-bookworm with Debian's PostgreSQL);
 # 3. builds each stack on the host (wrk/stackctl.py build) and its image with `--target runtime-prebuilt`
-#    (the same runtime stage as the full in-Docker build);
+#    (the same runtime stage as the full in-Docker build; BuildKit; the JVM images train their AOT cache in the
+#    build), the pinned base images replaced by the stand-ins through --build-arg (wrk/docker.py build);
 # 4. docker-compose up (PostgreSQL seeded from sql/, the stacks on 8081-8084), the conformance suite
-#    against every container, then a fly-sized (1 CPU, 256 MB) memory check, tear down;
+#    against every container; the JVM containers sign with ACCP (no fallback warning in their logs); start-up in
+#    the container within 20 % of the local one (interleaved medians); a stack process SIGKILLed from the host
+#    is restarted by the engine; then a fly-sized (1 CPU, 256 MB) memory check, tear down;
 # 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
 # Exits non-zero if anything failed. Idempotent: stand-in images stay cached; containers, networks and
 # volumes are removed; a dockerd this script started is stopped again (KEEP_DOCKERD=1 keeps it).
 # Knobs: STACKS="actix spring" (default: every folder with stack.json and Dockerfile),
-#        SKIP_BUILD=1 (use existing host artifacts), SKIP_BENCH=1.
+#        SKIP_BUILD=1 (use existing host artifacts), SKIP_BENCH=1, SKIP_STARTUP=1,
+#        SIMPLE_AUTH_STANDINS=0 (pull the pinned base images instead of standing them in).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 STATE=${SIMPLE_AUTH_DOCKER_STATE:-/var/tmp/simple-auth-docker}
-export SIMPLE_AUTH_DOCKER_STATE=$STATE COMPOSE_PROJECT_NAME=simple-auth-ci
+export SIMPLE_AUTH_DOCKER_STATE=$STATE COMPOSE_PROJECT_NAME=simple-auth-ci SIMPLE_AUTH_STANDINS=${SIMPLE_AUTH_STANDINS:-1}
 mkdir -p "$STATE"
 PY=$ROOT/.venv/bin/python
 failed=()
@@ -30,6 +34,7 @@ die() { echo "docker-ci: $*" >&2; cleanup; exit 1; }
 compose_env() {
   export DOCKER_TARGET=runtime-prebuilt JWT_KEY_PATH="$STATE/jwt-dev-2048.pem" BIND_ADDR=127.0.0.1
   export JWT_ISSUER=https://issuer.conformance.test JWT_AUDIENCE=conformance-api TOKEN_TTL_SECONDS=900
+  [ "$SIMPLE_AUTH_STANDINS" = 0 ] || export POSTGRES_IMAGE=postgres:15-bookworm   # the stand-in's tag, not the pin
 }
 compose() { docker-compose -f "$ROOT/docker-compose.yml" "$@"; }
 
@@ -87,7 +92,7 @@ for s in $STACKS; do
     if ! python3 wrk/stackctl.py build "$s"; then failed+=("$s(build)"); continue; fi
   fi
   say "$s: image (--target runtime-prebuilt)"
-  if compose build -q "$s"; then built+=("$s"); else failed+=("$s(image)"); fi
+  if "$PY" wrk/docker.py build "$s"; then built+=("$s"); else failed+=("$s(image)"); fi
 done
 [ ${#built[@]} -gt 0 ] || die "no image was built: ${failed[*]}"
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E '^simple-auth-' || true
@@ -105,7 +110,7 @@ wait_up() {  # /health 200, then one login (the JVMs answer their first requests
   done
 }
 say "compose up: postgres + ${built[*]}"
-compose up -d postgres "${built[@]}" || die "compose up failed"
+compose up -d --no-build postgres "${built[@]}" || die "compose up failed"
 for s in "${built[@]}"; do
   url=http://127.0.0.1:$(port_of "$s")
   if ! wait_up "$url"; then
@@ -117,8 +122,26 @@ done
 # Logs of the containers (start-up line, no errors) for the record.
 compose logs --no-color --tail 5 "${built[@]}" 2>/dev/null | grep -v '^Attaching' | head -40
 
+say "ACCP: the JVM containers sign with the native provider (no fallback warning in their logs)"
+"$PY" wrk/docker.py crypto "${built[@]}" || failed+=("crypto-fallback")
+
+if [ -z "${SKIP_STARTUP:-}" ]; then
+  say "start-up: container vs local (exec -> /health/live 200, -> first token), interleaved medians of 3"
+  "$PY" wrk/docker.py startup "${built[@]}" || failed+=("startup")
+fi
+
+say "restart: a stack process SIGKILLed from the host comes back (restart: unless-stopped)"
+"$PY" wrk/docker.py restart "${built[@]}" || failed+=("restart")
+for s in "${built[@]}"; do
+  cid=$(compose ps -q "$s")
+  health=$(docker inspect -f '{{.State.Health.Status}}' "$cid")
+  for _ in $(seq 30); do [ "$health" = healthy ] && break; sleep 2; health=$(docker inspect -f '{{.State.Health.Status}}' "$cid"); done
+  echo "$s: healthcheck (GET /health/live) $health"
+  [ "$health" = healthy ] || failed+=("$s(healthcheck)")
+done
+
 say "fly-sized containers (1 CPU, 256 MB): start, log in, not OOM-killed"
-compose -f "$ROOT/docker-compose.fly.yml" up -d "${built[@]}" || failed+=("fly-sized(up)")
+compose -f "$ROOT/docker-compose.fly.yml" up -d --no-build "${built[@]}" || failed+=("fly-sized(up)")
 for s in "${built[@]}"; do
   url=http://127.0.0.1:$(port_of "$s")
   if wait_up "$url" && curl -fsS -m 10 -o /dev/null -H 'Content-Type: application/json' \

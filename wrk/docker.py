@@ -2,20 +2,33 @@
 """Docker plumbing for the benchmark runner's `--target docker` and for wrk/docker-ci.sh.
 
     python3 wrk/docker.py standins            # stand in debian:bookworm-slim, eclipse-temurin:25-jre, postgres:15-bookworm if absent
+    python3 wrk/docker.py build STACK...      # the runtime-prebuilt image of host-built artifacts (BuildKit)
     python3 wrk/docker.py up [STACK...]       # build images from host-built artifacts, compose up, wait until healthy
     python3 wrk/docker.py down                # compose down -v (containers, network, database volume)
     python3 wrk/docker.py ports               # NAME=URL of every stack in the compose file
+    python3 wrk/docker.py startup STACK...    # start-up, container vs local, interleaved (compose must be up)
+    python3 wrk/docker.py crypto STACK...     # the running containers sign with the native provider (no fallback)
+    python3 wrk/docker.py restart STACK...    # SIGKILL the stack's process from the host: the engine restarts it
 
 The compose project is docker-compose.yml at the root; images are built with
 each stack's Dockerfile at `--target runtime-prebuilt` (the host-built artifact
 from `wrk/stackctl.py build`), so no toolchain image is needed. Limits come from
 docker-compose.fly.yml (STACK_CPUS / STACK_MEMORY).
+
+The Dockerfiles and the compose file pin their base images by digest. Without a
+registry (SIMPLE_AUTH_STANDINS=1, the default here) the local stand-ins
+(docker/standins/) are used instead: `--build-arg` gives every pinned base image
+ARG its stand-in tag, and POSTGRES_IMAGE the PostgreSQL one. With
+SIMPLE_AUTH_STANDINS=0 the pinned images are pulled as users get them.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,6 +71,69 @@ def compose_cmd() -> list[str]:
     if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
         return ["docker", "compose"]
     raise ToolError("neither docker-compose nor the docker compose plugin is installed")
+
+
+def standins_enabled() -> bool:
+    return os.environ.get("SIMPLE_AUTH_STANDINS", "1") != "0"
+
+
+# The public images the project uses (by tag; the Dockerfiles and docker-compose.yml pin each by digest) that
+# docker/standins/ replaces on machines without a registry.
+STANDIN_TAGS = ("debian:bookworm-slim", "eclipse-temurin:25-jre", "postgres:15-bookworm")
+
+
+def pinned_base_images(dockerfile: Path) -> dict[str, str]:
+    """The Dockerfile's `ARG NAME=image:tag@sha256:...` base images, as {NAME: reference}."""
+    found = {}
+    for line in dockerfile.read_text().splitlines():
+        m = re.match(r"^ARG\s+([A-Z_]+)=(\S+@sha256:[0-9a-f]{64})\s*$", line)
+        if m:
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+def standin_build_args(dockerfile: Path) -> list[str]:
+    """--build-arg NAME=tag for every pinned base image that has a local stand-in."""
+    args = []
+    for name, ref in pinned_base_images(dockerfile).items():
+        tag = ref.split("@", 1)[0]
+        if tag in STANDIN_TAGS:
+            args += ["--build-arg", f"{name}={tag}"]
+    return args
+
+
+def buildkit_command() -> tuple[list[str], dict]:
+    """`docker buildx build --load` where buildx is installed, else a docker CLI older than 23 with its built-in
+    BuildKit client (DOCKER_BUILDKIT=1; Debian's docker.io 20.10). The Dockerfiles need BuildKit: cache mounts,
+    and only the stages a target needs are built."""
+    if subprocess.run(["docker", "buildx", "version"], capture_output=True).returncode == 0:
+        return ["docker", "buildx", "build", "--load"], {}
+    seen = set()
+    for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin"]:
+        exe = Path(d) / "docker"
+        if not exe.is_file() or exe.resolve() in seen:
+            continue
+        seen.add(exe.resolve())
+        res = subprocess.run([str(exe), "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True)
+        major = res.stdout.strip().split(".")[0]
+        if major.isdigit() and int(major) < 23:
+            return [str(exe), "build"], {"DOCKER_BUILDKIT": "1"}
+    raise ToolError("no BuildKit: install docker-buildx (docker buildx version), or use Debian's docker.io CLI")
+
+
+def build_image(name: str, target: str = "runtime-prebuilt", tag: str | None = None) -> float:
+    """Builds one stack's image with BuildKit; returns seconds."""
+    dockerfile = ROOT / name / "Dockerfile"
+    cmd, extra_env = buildkit_command()
+    args = cmd + ["--progress=plain", "--target", target, "-t", tag or f"simple-auth-{name}:latest"]
+    if standins_enabled():
+        args += standin_build_args(dockerfile)
+    t0 = time.monotonic()
+    log(f"building simple-auth-{name} ({target})")
+    res = subprocess.run(args + [str(ROOT / name)], env={**os.environ, **extra_env}, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ToolError(f"image build of {name} failed (exit {res.returncode}):\n{(res.stderr + res.stdout)[-4000:]}")
+    return round(time.monotonic() - t0, 1)
 
 
 def image_exists(tag: str) -> bool:
@@ -148,6 +224,8 @@ def compose_env(key_path: Path, limits: tuple[float | None, int | None] | None =
     env = dict(os.environ)
     env.update({"COMPOSE_PROJECT_NAME": PROJECT, "DOCKER_TARGET": "runtime-prebuilt", "JWT_KEY_PATH": str(key_path),
                 "BIND_ADDR": "127.0.0.1"})
+    if standins_enabled():
+        env.setdefault("POSTGRES_IMAGE", "postgres:15-bookworm")
     if limits:
         cpus, mem = limits
         if cpus is not None:
@@ -260,9 +338,7 @@ def build_images(stacks: list[str], env: dict, build_artifacts: bool = True) -> 
             st.ensure_built()
         if not st.artifact.exists():
             raise ToolError(f"{st.artifact} does not exist")
-        t0 = time.monotonic()
-        compose(["build", "-q", name], env)
-        times[name] = round(time.monotonic() - t0, 1)
+        times[name] = build_image(name)
     return times
 
 
@@ -272,7 +348,7 @@ def image_bytes(name: str) -> int | None:
 
 
 def up(stacks: list[str], env: dict, limited: bool = False, timeout: float = 180) -> None:
-    compose(["up", "-d", "postgres", *stacks], env, limited=limited)
+    compose(["up", "-d", "--no-build", "postgres", *stacks], env, limited=limited)
     for name in stacks:
         wait_http(f"http://127.0.0.1:{PORTS[name]}/health", timeout)
         log(f"{name} up on http://127.0.0.1:{PORTS[name]}")
@@ -281,6 +357,148 @@ def up(stacks: list[str], env: dict, limited: bool = False, timeout: float = 180
 def down(env: dict | None = None) -> None:
     env = env or compose_env(readable_key())
     compose(["down", "-v", "--remove-orphans", "-t", "15"], env, check=False)
+
+
+# --------------------------------------------------------------------------- checks against the running compose stack
+
+LOGIN = json.dumps({"username": "john@example.com", "password": "TopSecret0!"}).encode()
+# What a JVM stack logs when ACCP cannot be loaded and it would sign with the JDK's own RSA (akka, zio, Spring).
+CRYPTO_FALLBACK = "native crypto provider unavailable"
+
+
+def _status(port: int, method: str, path: str, body: bytes | None = None) -> int | None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))} if body else {}
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+def first_live_and_token(port: int, t0: float, alive, timeout: float = 120) -> tuple[float, float]:
+    """Seconds from t0 to the first 200 on /health/live, then to the first token for John (5 ms polls, a new
+    connection each, as bench.py's time_to_first_token)."""
+    live = None
+    while time.monotonic() - t0 < timeout:
+        if not alive():
+            raise ToolError("the process exited during start-up")
+        if live is None:
+            if _status(port, "GET", "/health/live") == 200:
+                live = time.monotonic() - t0
+                continue
+        elif _status(port, "POST", "/token", LOGIN) == 200:
+            return live, time.monotonic() - t0
+        time.sleep(0.005)
+    raise ToolError(f"no {'token' if live else '200 on /health/live'} within {timeout:.0f} s")
+
+
+def _started_at(cid: str) -> float:
+    """The container's process start (exec) as a wall-clock timestamp."""
+    iso = run(["docker", "inspect", "-f", "{{.State.StartedAt}}", cid], quiet=True).stdout.strip()
+    date, frac = (iso.rstrip("Z").split(".") + ["0"])[:2]
+    return time.mktime(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) - time.timezone + float("0." + frac)
+
+
+def container_start(env: dict, name: str) -> tuple[float, float]:
+    """One container start: stop it, `docker start`, time from the process's exec (State.StartedAt) to the first
+    200 on /health/live and to the first token. The engine's own container set-up (before exec) is not counted,
+    as a local start counts from exec."""
+    cid = container_id(env, name)
+    run(["docker", "stop", "-t", "15", cid], quiet=True)
+    wall0, mono0 = time.time(), time.monotonic()
+    run(["docker", "start", cid], quiet=True)
+    running = lambda: run(["docker", "inspect", "-f", "{{.State.Running}}", cid], quiet=True).stdout.strip() == "true"
+    live, token = first_live_and_token(PORTS[name], mono0, running)
+    # Shift from "before docker start" to "exec": StartedAt is stamped when the process has started.
+    setup = max(0.0, _started_at(cid) - wall0)
+    return round(live - setup, 3), round(token - setup, 3)
+
+
+def local_start(name: str, database_url: str) -> tuple[float, float]:
+    """One local start as wrk/stackctl.py runs the stack (its AOT cache included): exec -> /health/live, -> token."""
+    st = stackctl.Stack.load(name)
+    port = stackctl.free_port()
+    proc = subprocess.Popen(st.command("run"), cwd=st.dir, env=st.contract_env(database_url, port),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    t0 = time.monotonic()
+    try:
+        live, token = first_live_and_token(port, t0, lambda: proc.poll() is None)
+        return round(live, 3), round(token, 3)
+    finally:
+        stackctl.stop_process(proc)
+
+
+def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.2) -> list[str]:
+    """Container vs local start-up, interleaved (local, container, container, local, ...), medians of `runs` each.
+    Returns the stacks whose container median is more than `tolerance` above the local one (either figure)."""
+    slow = []
+    with stackctl.ThrowawayPostgres() as pg:
+        for name in stacks:
+            samples: dict[str, list[tuple[float, float]]] = {"local": [], "container": []}
+            for i in range(runs):
+                order = ("local", "container") if i % 2 == 0 else ("container", "local")
+                for where in order:
+                    samples[where].append(local_start(name, pg.url) if where == "local" else container_start(env, name))
+            med = {w: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v)) for w, v in samples.items()}
+            ratio = (med["container"][0] / med["local"][0], med["container"][1] / med["local"][1])
+            ok = all(r <= 1 + tolerance for r in ratio)
+            print(f"{name}: start-up, median of {runs} (exec -> /health/live 200 | -> first token): "
+                  f"local {med['local'][0]:.3f} | {med['local'][1]:.3f} s, container {med['container'][0]:.3f} | "
+                  f"{med['container'][1]:.3f} s, container/local {ratio[0]:.2f} | {ratio[1]:.2f} "
+                  f"{'ok' if ok else f'OVER +{tolerance:.0%}'}; samples local {samples['local']}, "
+                  f"container {samples['container']}", flush=True)
+            if not ok:
+                slow.append(name)
+    return slow
+
+
+def crypto_check(stacks: list[str], env: dict) -> list[str]:
+    """The JVM stacks' containers sign with the native provider: their log has no fallback warning, and says which
+    provider signs (the start-up line's rsa field). Returns the stacks that would sign with the JDK's RSA."""
+    fallback = []
+    for name in stacks:
+        st = stackctl.Stack.load(name)
+        if not st.uses_java:
+            continue
+        text = compose(["logs", "--no-color", name], env, quiet=True).stdout
+        provider = re.findall(r"rsa[ =:]+([A-Za-z][\w.-]*)", text)
+        if CRYPTO_FALLBACK in text:
+            line = next(ln for ln in text.splitlines() if CRYPTO_FALLBACK in ln)
+            print(f"{name}: FALLS BACK to the JDK's RSA: {line.strip()}", flush=True)
+            fallback.append(name)
+        else:
+            print(f"{name}: no fallback warning; signing provider {provider[-1] if provider else '(not logged)'}", flush=True)
+    return fallback
+
+
+def restart_check(stacks: list[str], env: dict, timeout: float = 120) -> list[str]:
+    """Kills each stack's process from the host (SIGKILL, as the OOM killer does) and waits for the engine to start
+    it again (restart: unless-stopped) and for /health/live to answer 200. Returns the stacks that did not come back."""
+    failed = []
+    for name in stacks:
+        cid = container_id(env, name)
+        count = lambda: int(run(["docker", "inspect", "-f", "{{.RestartCount}}", cid], quiet=True).stdout.strip())
+        before, pid = count(), container_pid(cid)
+        log(f"{name}: kill -KILL {pid} (the container's main process, from the host)")
+        os.kill(pid, 9)
+        t0 = time.monotonic()
+        back = False
+        while time.monotonic() - t0 < timeout:
+            if count() > before and _status(PORTS[name], "GET", "/health/live") == 200:
+                back = True
+                break
+            time.sleep(0.2)
+        new_pid = container_pid(cid) if back else None
+        print(f"{name}: killed pid {pid}; " + (f"restarted by the engine as pid {new_pid}, /health/live 200 after "
+              f"{time.monotonic() - t0:.1f} s" if back else f"NOT restarted within {timeout:.0f} s"), flush=True)
+        if not back:
+            failed.append(name)
+    return failed
 
 
 def compose_stacks() -> list[str]:
@@ -299,6 +517,16 @@ def main(argv: list[str]) -> int:
             standins()
             build_images(stacks, env)
             up(stacks, env)
+        elif cmd == "build":
+            for name in argv[1:] or compose_stacks():
+                log(f"{name}: image built in {build_image(name)} s")
+        elif cmd in ("startup", "crypto", "restart"):
+            stacks = argv[1:] or compose_stacks()
+            env = compose_env(readable_key())
+            bad = {"startup": startup, "crypto": crypto_check, "restart": restart_check}[cmd](stacks, env)
+            if bad:
+                print(f"docker: {cmd} check failed: {' '.join(bad)}", file=sys.stderr)
+                return 1
         elif cmd == "down":
             down()
         elif cmd == "ports":

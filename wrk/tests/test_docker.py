@@ -2,6 +2,7 @@
 the cgroup reader. No Docker engine needed (wrk/docker-ci.sh is the end-to-end test)."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -25,12 +26,61 @@ def test_the_plumbing_module_is_ours():
 def test_every_stack_has_a_service_on_its_port():
     for name in stackctl.list_stacks():
         svc = COMPOSE["services"][name]
-        assert svc["ports"] == [f"${{BIND_ADDR:-0.0.0.0}}:{docker.PORTS[name]}:8080"]
+        assert svc["ports"] == [f"${{BIND_ADDR:-127.0.0.1}}:{docker.PORTS[name]}:8080"]
         assert svc["build"]["context"] == f"./{name}"
         assert (ROOT / name / "Dockerfile").is_file()
         assert svc["depends_on"]["postgres"]["condition"] == "service_healthy"
         assert svc["environment"]["JWT_PRIVATE_KEY_FILE"] == "/run/secrets/jwt-private-key.pem"
         assert svc["environment"]["DATABASE_URL"] == "postgres://auth:auth@postgres:5432/auth"
+
+
+def test_every_service_restarts_and_binds_to_loopback_by_default():
+    for name, svc in COMPOSE["services"].items():
+        assert svc["restart"] == "unless-stopped", name
+        assert all(p.startswith(("${BIND_ADDR:-127.0.0.1}:", "127.0.0.1:")) for p in svc["ports"]), name
+
+
+def test_stack_healthcheck_is_http_liveness():
+    for name in stackctl.list_stacks():
+        test = COMPOSE["services"][name]["healthcheck"]["test"]
+        assert test[:3] == ["CMD", "bash", "-c"]
+        script = test[3]
+        assert "GET /health/live HTTP/1.1\\r\\n" in script and "/dev/tcp/127.0.0.1/8080" in script
+        assert '[ "$$status" = 200 ]' in script  # the status line, compose-escaped
+
+
+def test_base_images_are_pinned_by_digest_with_standin_overrides():
+    for name in stackctl.list_stacks():
+        dockerfile = ROOT / name / "Dockerfile"
+        pins = docker.pinned_base_images(dockerfile)
+        assert set(pins) == {"BUILD_IMAGE", "RUNTIME_IMAGE"}, name
+        froms = re.findall(r"^FROM\s+(\S+)", dockerfile.read_text(), re.M)
+        # Every external FROM goes through one of the pinned ARGs; the rest are the file's own stages.
+        stages = set(re.findall(r"^FROM\s+\S+\s+AS\s+(\S+)", dockerfile.read_text(), re.M))
+        assert all(f in ("${BUILD_IMAGE}", "${RUNTIME_IMAGE}") or f in stages for f in froms), (name, froms)
+        args = docker.standin_build_args(dockerfile)
+        runtime_tag = pins["RUNTIME_IMAGE"].split("@")[0]
+        assert f"RUNTIME_IMAGE={runtime_tag}" in args and args[args.index(f"RUNTIME_IMAGE={runtime_tag}") - 1] == "--build-arg"
+    image = COMPOSE["services"]["postgres"]["image"]
+    assert re.fullmatch(r"\$\{POSTGRES_IMAGE:-postgres:15-bookworm@sha256:[0-9a-f]{64}\}", image)
+
+
+def test_jvm_images_run_with_the_aot_cache_trained_in_the_build():
+    for name in stackctl.list_stacks():
+        st = stackctl.Stack.load(name)
+        text = (ROOT / name / "Dockerfile").read_text()
+        if not st.uses_java:
+            assert "AOTCache" not in text
+            continue
+        entry = re.search(r"^ENTRYPOINT (.*)$", text, re.M).group(1)
+        assert f"-XX:AOTCache=/app/simple-auth-{name}.aot" in entry
+        # Each of the two targets copies a cache trained from its own application, without a database.
+        for target, trainer in (("runtime-prebuilt", "aot-prebuilt"), ("runtime", "aot")):
+            stage = text.split(f"AS {target}\n", 1)[1].split("\nFROM ", 1)[0]
+            assert f"COPY --from={trainer} /tmp/simple-auth-{name}.aot /app/simple-auth-{name}.aot" in stage
+            trained = text.split(f"AS {trainer}\n", 1)[1].split("\nFROM ", 1)[0]
+            assert f"RUN aot-train /tmp/simple-auth-{name}.aot " in trained
+        assert "-XX:AOTCacheOutput=" in text and "DATABASE_URL=postgres://aot:aot@127.0.0.1:9/aot" in text
 
 
 def test_no_limits_by_default_and_fly_sized_in_the_override():
@@ -55,7 +105,14 @@ def test_bench_target_flag():
         bench.parse_args(["--target", "docker", "--url", "a=http://x"])
 
 
-def test_compose_env_limits(tmp_path):
+def test_compose_env_limits(tmp_path, monkeypatch):
+    monkeypatch.delenv("POSTGRES_IMAGE", raising=False)
+    monkeypatch.setenv("SIMPLE_AUTH_STANDINS", "1")
+    env = docker.compose_env(tmp_path / "k.pem", (1.0, 256))
+    assert env["POSTGRES_IMAGE"] == "postgres:15-bookworm"
+    monkeypatch.setenv("SIMPLE_AUTH_STANDINS", "0")
+    assert "POSTGRES_IMAGE" not in docker.compose_env(tmp_path / "k.pem")
+    monkeypatch.setenv("SIMPLE_AUTH_STANDINS", "1")
     env = docker.compose_env(tmp_path / "k.pem", (1.0, 256))
     assert env["STACK_CPUS"] == "1.0" and env["STACK_MEMORY"] == "256m"
     assert env["DOCKER_TARGET"] == "runtime-prebuilt" and env["BIND_ADDR"] == "127.0.0.1"
