@@ -16,8 +16,9 @@ import scala.util.{Failure, Success}
 import scala.util.control.NonFatal
 
 /**
- * The HTTP contract: POST /token, GET /.well-known/jwks.json, GET /health, and
- * every error in RFC 6749 JSON — akka-http's own rejections included.
+ * The HTTP contract: POST /token, GET /.well-known/jwks.json, GET /health (readiness: the
+ * database is asked), GET /health/live (liveness: never touches the database), and every error
+ * in RFC 6749 JSON — akka-http's own rejections included.
  *
  * @param hashingEc bounded dispatcher for password verification and signing
  *                  (CPU- and memory-heavy: kept off akka's default dispatcher)
@@ -51,6 +52,11 @@ final class TokenRoutes(
           path("health") {
             get {
               health
+            }
+          },
+          path("health" / "live") {
+            get {
+              complete(liveResponse)
             }
           }
         )
@@ -126,6 +132,9 @@ final class TokenRoutes(
   private def healthResponse(status: StatusCode, state: String): HttpResponse =
     HttpResponse(status, headers = List(NoStore),
       entity = HttpEntity(ContentTypes.`application/json`, healthWriter.write(HealthStatus(state)).compactPrint))
+
+  /** Liveness: the process serves requests. Constant, so it answers while PostgreSQL is down. */
+  private val liveResponse: HttpResponse = healthResponse(StatusCodes.OK, "up")
 
   private val jwksResponse: HttpResponse =
     HttpResponse(StatusCodes.OK,

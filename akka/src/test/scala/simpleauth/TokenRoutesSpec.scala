@@ -286,4 +286,18 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
       finally repo.down = false
     }
   }
+
+  "GET /health/live" should {
+    "say up without asking the database, also while it is down" in {
+      repo.down = true
+      try
+        Get("/health/live") ~> routes ~> check {
+          status shouldBe StatusCodes.OK
+          contentType shouldBe ContentTypes.`application/json`
+          header[`Cache-Control`].map(_.value) shouldBe Some("no-store")
+          responseAs[String] shouldBe """{"status":"up"}"""
+        }
+      finally repo.down = false
+    }
+  }
 }
