@@ -184,7 +184,9 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--scenario", choices=SCENARIOS, default="users")
     ap.add_argument("--wrong-share", type=float, default=0.0, help="share of logins with a wrong password (0..1)")
     ap.add_argument("--key-bits", type=int, choices=sorted(stackctl.KEYS), default=2048)
-    ap.add_argument("--concurrency", default="16,64,256", help="comma-separated connection counts")
+    ap.add_argument("--concurrency", help="comma-separated connection counts (default 16,64,256; 4,16 under "
+                                          "fly-shared-cpu-1x, where the baseline serves ~100 requests/s and more "
+                                          "connections only queue past the pool's 1 s acquire timeout)")
     ap.add_argument("--duration", type=int, default=15, help="seconds per measured run")
     ap.add_argument("--warmup", type=int, default=120,
                     help="cap in seconds of the warm-up at each concurrency (it ends earlier once two consecutive "
@@ -205,6 +207,8 @@ def parse_args(argv: list[str] | None) -> Settings:
 
     if not 0 <= a.wrong_share <= 1:
         ap.error("--wrong-share must be between 0 and 1")
+    if a.concurrency is None:
+        a.concurrency = "4,16" if ALIASES.get(a.profile, a.profile) == "fly-shared-cpu-1x" else "16,64,256"
     try:
         concurrency = sorted({int(c) for c in a.concurrency.split(",") if c.strip()})
     except ValueError:
@@ -451,11 +455,13 @@ class GovernorThread(threading.Thread):
         self.lock = threading.Lock()
         self._halt = threading.Event()
         self.ticks = 0
-        self.cgroup.set_cfs(self.gov.quota_us(), self.gov.rule.period_us)
+        self.quota_us = self.gov.quota_us()
+        self.cgroup.set_cfs(self.quota_us, self.gov.rule.period_us)
 
     def set_balance(self, balance_s: float) -> None:
         with self.lock:
-            self.cgroup.set_cfs(self.gov.set_balance(balance_s), self.gov.rule.period_us)
+            self.quota_us = self.gov.set_balance(balance_s)
+            self.cgroup.set_cfs(self.quota_us, self.gov.rule.period_us)
 
     @property
     def balance_s(self) -> float:
@@ -472,8 +478,12 @@ class GovernorThread(threading.Thread):
                 break
             with self.lock:
                 quota = self.gov.step(now - last_t, cpu - last_cpu)
-                with contextlib.suppress(OSError):
-                    self.cgroup.set_cfs(quota, self.gov.rule.period_us)
+                # Only a change is written: the kernel refills the period's runtime on every write, so
+                # rewriting an unchanged quota each period would hand out up to twice the baseline.
+                if quota != self.quota_us:
+                    with contextlib.suppress(OSError):
+                        self.cgroup.set_cfs(quota, self.gov.rule.period_us)
+                        self.quota_us = quota
             self.ticks += 1
             last_t, last_cpu = now, cpu
             next_t = max(next_t + period, now)
@@ -1159,9 +1169,10 @@ def account(before: dict, after: dict, requests: int, client_cpu_s: float | None
     return out
 
 
-def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str) -> dict | None:
-    """One wrk run against a live service, with the CPU accounting around it. Marks the service failed on any
-    unexpected status or socket error (the run is returned), or when wrk itself fails (None)."""
+def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, measured: bool = True) -> dict | None:
+    """One wrk run against a live service, with the CPU accounting around it. A measured run with any unexpected
+    status or socket error marks the service failed (the run is returned); in a primer or warm-up window the
+    errors are recorded (`unmeasured_errors`) and the measured runs decide. When wrk itself fails: failed, None."""
     live.mark(phase)
     before = live.snapshot()
     try:
@@ -1176,8 +1187,10 @@ def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str) -> d
     if live.proc is not None and live.proc.poll() is not None:
         live.fail(f"{phase}: the server exited with {live.proc.returncode} during the run")
     reason = run_failure(run, phase)
-    if reason:
+    if reason and measured:
         live.fail(reason)
+    elif reason:
+        live.result.setdefault("unmeasured_errors", []).append(reason)
     return run
 
 
@@ -1197,7 +1210,7 @@ def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: 
     stable = False
     while not live.failed and (time.monotonic() - t0) < cap:
         progress.say(live.name, f"warm-up c={c} window {len(windows) + 1}", window)
-        run = load_run(live, settings, c, window, phase or f"warm-up c={c}")
+        run = load_run(live, settings, c, window, phase or f"warm-up c={c}", measured=False)
         if run is None:
             break
         windows.append({"rps": run["rps"], key: run.get(key), "errors": run["errors"]})
@@ -1296,7 +1309,7 @@ def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:
     live.governor.set_balance(rule.max_balance_s)
     if settings.primer:
         progress.say(live.name, "primer c=8 (full balance)", settings.primer)
-        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer")
+        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
     live.result["burst_warmup"] = warm_up(live, settings, top, progress, phase=f"burst warm-up c={top}")
     if live.failed:
         return
@@ -1362,8 +1375,6 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
             result["build_s"] = round(stack.build(), 1)
         elif not stack.artifact.exists():
             raise ToolError(f"{stack.artifact} does not exist (run without --no-build)")
-        else:
-            stack.ensure_built()
         result["artifact_bytes"] = stack.artifact.stat().st_size
         if settings.conformance:
             progress.say(stack.name, "conformance gate")
@@ -1473,7 +1484,7 @@ def measure(name: str, url: str, settings: Settings, progress: Progress, sampler
     live = Live(name, url, {}, sampler=sampler)
     if settings.primer:
         progress.say(name, "primer c=8", settings.primer)
-        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer")
+        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
     order: list = []
     if not live.failed:
         sweep([live], settings, progress, order)
@@ -1497,7 +1508,7 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
                 fly_burst(live, settings, progress)
             elif settings.primer:
                 progress.say(live.name, "primer c=8", settings.primer)
-                live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer")
+                live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
         sweep([lv for lv in up if not lv.failed], settings, progress, order_log)
         if settings.open_loop:
             open_loop([lv for lv in up if not lv.failed], settings, progress, order_log)

@@ -12,6 +12,10 @@ taken while wrk runs `users.lua` at one concurrency:
   fetched with the local Maven client) as an agent, CPU samples of every
   thread, written as an HTML flame graph (`<stack>.html`) and collapsed stacks
   (`<stack>.collapsed`, gzipped to `.collapsed.gz` when over 1 MiB).
+
+Raw outputs still over ~1 MB once compressed are not left under results/
+(whose sets are committed): they go to `.cache/profiles/<run>/` (git-ignored)
+and `summary.md` says where; `make profile` regenerates them.
 - native stacks: `perf record -g` (Debian's linux-perf) on the process, written
   as collapsed stacks (`<stack>.collapsed`) and `perf report` text
   (`<stack>.perf.txt`).
@@ -94,6 +98,21 @@ def compress_if_large(path: Path, limit: int = GZIP_OVER_BYTES) -> Path:
     return packed
 
 
+KEEP_IN_RESULTS_BYTES = 1_000_000
+
+
+def keep_out_of_git(path: Path, limit: int = KEEP_IN_RESULTS_BYTES) -> Path:
+    """A raw output over `limit` (after compression) is moved to .cache/profiles/<run folder>/, outside the
+    committed result sets. Returns where the file is now."""
+    if not path.exists() or path.stat().st_size <= limit:
+        return path
+    dest = ROOT / ".cache" / "profiles" / path.parent.name
+    dest.mkdir(parents=True, exist_ok=True)
+    moved = dest / path.name
+    shutil.move(str(path), moved)
+    return moved
+
+
 def categorize(collapsed: Path) -> dict[str, float]:
     """Share of samples per category, from 'frame;frame;...;leaf count' lines."""
     totals: collections.Counter[str] = collections.Counter()
@@ -172,7 +191,13 @@ def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
             (out / f"{stack.name}.perf.txt").write_text(rep.stdout)
             data.unlink(missing_ok=True)
         result["categories"] = categorize(collapsed) if collapsed.exists() else {}
-        result["collapsed"] = compress_if_large(collapsed).name
+        kept = keep_out_of_git(compress_if_large(collapsed))
+        result["collapsed"] = kept.name if kept.parent == out else str(kept.relative_to(ROOT))
+        html = out / f"{stack.name}.html"
+        if html.exists():
+            kept_html = keep_out_of_git(html)
+            if kept_html.parent != out:
+                result["flame_graph"] = str(kept_html.relative_to(ROOT))
     except (ToolError, subprocess.SubprocessError, OSError) as e:
         result["failed"] = str(e)
     finally:
@@ -210,6 +235,10 @@ def write_summary(out: Path, env: dict, results: list[dict]) -> str:
                      " | ".join(f"{c.get(k, 0):.1f}" for k in cats) + " |")
     lines += ["", "Flame graphs: `<stack>.html` (JVM, async-profiler); collapsed stacks `<stack>.collapsed` for every stack (`.collapsed.gz` when over 1 MiB); "
               "`perf report` text for native stacks."]
+    moved = [(r["name"], r[k]) for r in results for k in ("collapsed", "flame_graph") if "/" in str(r.get(k, ""))]
+    if moved:
+        lines += ["", "Over ~1 MB even compressed, so kept out of the committed results (regenerate with `make profile`): "
+                  + ", ".join(f"{n}: `{p}`" for n, p in moved) + "."]
     text = "\n".join(lines) + "\n"
     (out / "summary.md").write_text(text)
     return text

@@ -619,3 +619,34 @@ def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
     assert "| zio | 21.50 | 80 | 16 | 300 | 170 of 180 | 1300 | 1.00 | 533 |" in text
     assert "zio c=16 6*" in text and "Order: c=16#1 zio." in text
     assert "knee" not in text.lower()
+
+
+def test_governor_thread_does_not_rewrite_an_unchanged_quota():
+    # Each write refills the kernel's runtime for the period: at the baseline nothing may be rewritten.
+    ticks = iter(range(10**6))
+    used = iter(i * 0.005 for i in range(10**6))  # exactly the baseline every 80 ms
+    cg = FakeCgroup(lambda: next(used))
+    gt = bench.GovernorThread(cg, bench.ShareGovernor(bench.FlyShared()), clock=lambda: next(ticks) * 0.04)
+    gt.start()
+    while gt.ticks < 20:
+        bench.time.sleep(0.01)
+    gt.stop()
+    assert cg.writes == [(5000, 80000)] and gt.balance_s == pytest.approx(0.0, abs=1e-9)
+
+
+def test_warm_up_errors_are_recorded_but_only_measured_runs_fail(fake):
+    live = bench.Live("fake", fake, {})
+    settings = bench.parse_args(["--url", f"fake={fake}", "--smoke"])
+    FakeToken.unavailable = True
+    try:
+        w = bench.warm_up(live, settings, 2, bench.Progress(1), window=1, cap=1)
+    finally:
+        FakeToken.unavailable = False
+    assert not live.failed and w["windows"] and w["cap_s"] == 1
+    assert live.result["unmeasured_errors"][0].startswith("warm-up c=2: ")
+
+
+def test_fly_shared_sweeps_few_connections_by_default():
+    assert bench.parse_args(["--profile", "fly-shared-cpu-1x"]).concurrency == [4, 16]
+    assert bench.parse_args(["--profile", "fly-shared-cpu-1x", "--concurrency", "8"]).concurrency == [8]
+    assert bench.parse_args([]).concurrency == [16, 64, 256]

@@ -58,3 +58,16 @@ def test_large_collapsed_stacks_are_gzipped_and_small_ones_kept(tmp_path):
     assert gzip.decompress(kept.read_bytes()).decode() == text
     assert prof.compress_if_large(small, limit=1000) == small and small.read_text() == "a;b 1\n"
     assert prof.compress_if_large(tmp_path / "missing.collapsed") == tmp_path / "missing.collapsed"
+
+
+def test_large_raw_outputs_are_kept_out_of_the_result_set(tmp_path, monkeypatch):
+    monkeypatch.setattr(prof, "ROOT", tmp_path)
+    run = tmp_path / "results" / "20260101T000000Z-profile"
+    run.mkdir(parents=True)
+    small, big = run / "a.collapsed", run / "b.collapsed.gz"
+    small.write_bytes(b"x" * 10)
+    big.write_bytes(b"x" * 2000)
+    assert prof.keep_out_of_git(small, limit=1000) == small and small.exists()
+    moved = prof.keep_out_of_git(big, limit=1000)
+    assert moved == tmp_path / ".cache" / "profiles" / run.name / "b.collapsed.gz"
+    assert moved.exists() and not big.exists()
