@@ -4,7 +4,7 @@ import zio.*
 import zio.http.*
 import zio.json.*
 
-/** The HTTP surface: three endpoints plus explicit 404/405 answers for everything else. */
+/** The HTTP surface: the endpoints plus explicit 404/405 answers for everything else. */
 object Api:
   type Env = UserRepository & PasswordVerifier & TokenSigner
 
@@ -15,6 +15,7 @@ object Api:
   private val knownPaths: Map[String, Method] = Map(
     "/token"                 -> Method.POST,
     "/health"                -> Method.GET,
+    "/health/live"           -> Method.GET,
     "/.well-known/jwks.json" -> Method.GET
   )
 
@@ -29,6 +30,7 @@ object Api:
     Headers(Header.ContentType(MediaType.application.json), Header.CacheControl.NoStore),
     Body.fromArray("""{"status":"up"}""".getBytes(utf8))
   )
+  /** `/health` is readiness (asks the database); `/health/live` is liveness and answers `healthUp` without it. */
   private val healthDown = healthUp.copy(status = Status.ServiceUnavailable, body = Body.fromArray("""{"status":"down"}""".getBytes(utf8)))
 
   /**
@@ -45,6 +47,7 @@ object Api:
     Routes(
       Method.POST / "token"                    -> handler((req: Request) => exactly("/token", req)(token(req))),
       Method.GET / "health"                    -> handler((req: Request) => exactly("/health", req)(health)),
+      Method.GET / "health" / "live"           -> handler((req: Request) => exactly("/health/live", req)(ZIO.succeed(healthUp))),
       Method.GET / ".well-known" / "jwks.json" -> handler((req: Request) => exactly("/.well-known/jwks.json", req)(jwks)),
     ) ++ Routes.fromIterable(fallbackMethods.map(m => m / trailing -> handler((req: Request) => fallback(req))))
 

@@ -196,6 +196,18 @@ object RoutesSpec extends ZIOSpecDefault:
         assertTrue(r.status == 200, r.body.contains(kid), r.header("cache-control").contains("public, max-age=300"))
       }
     },
+    test("/health/live answers up without the database, also while it is down") {
+      for
+        users <- ZIO.service[InMemoryUsers]
+        _     <- users.down.set(true)
+        live  <- send("GET", "/health/live").ensuring(users.down.set(false))
+        slash <- send("GET", "/health/live/")
+      yield assertTrue(
+        live.status == 200, live.body == """{"status":"up"}""",
+        live.header("content-type").contains("application/json"), live.header("cache-control").contains("no-store"),
+        slash.status == 404
+      )
+    },
     test("database down -> 503 temporarily_unavailable + Retry-After: 1, /health down; then back up") {
       for
         users <- ZIO.service[InMemoryUsers]
