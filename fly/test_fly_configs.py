@@ -34,7 +34,7 @@ def test_app_and_build(name):
     dockerfile = (FLY / cfg["build"]["dockerfile"]).resolve()
     assert dockerfile == ROOT / name / "Dockerfile" and dockerfile.is_file()
     # The image fly builds is the Dockerfile's last stage: the full build, not the prebuilt shortcut.
-    assert "build_target" not in cfg["build"]
+    assert "build_target" not in cfg["build"] and "build-target" not in cfg["build"]
     stages = re.findall(r"^FROM\s+\S+\s+AS\s+(\S+)", dockerfile.read_text(), re.M | re.I)
     assert stages[-1] == "runtime" and "runtime-prebuilt" in stages
 
@@ -45,9 +45,47 @@ def test_http_service_and_health_check(name):
     svc = cfg["http_service"]
     assert svc["internal_port"] == 8080 == int(cfg["env"]["PORT"])
     assert svc["force_https"] is True
+    # Routing check: liveness only (a database outage must not take every machine out of the proxy;
+    # the service answers 503 temporarily_unavailable itself).
     checks = svc["checks"]
-    assert checks and all(c["path"] == "/health" and c.get("method", "GET").upper() == "GET" for c in checks)
+    assert checks and all(c["path"] == "/health/live" and c.get("method", "GET").upper() == "GET" for c in checks)
     assert "services" not in cfg, "one way of declaring the service: [http_service]"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_database_check_does_not_route(name):
+    """Readiness (/health, database checked) is a top-level [checks] entry: fly's top-level checks are
+    monitoring only and do not affect routing (fly.io/docs/reference/health-checks, "Top-level checks")."""
+    cfg = load(name)
+    (check,) = cfg["checks"].values()
+    assert check["type"] == "http" and check["path"] == "/health" and check["port"] == 8080
+    assert check.get("method", "GET").upper() == "GET"
+    assert all(c["path"] != "/health" for c in cfg["http_service"]["checks"])
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_metrics_are_scraped_from_the_service_port(name):
+    cfg = load(name)
+    assert cfg["metrics"] == {"port": 8080, "path": "/metrics"}
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_concurrency_from_the_measured_knee(name):
+    """fly/README.md, "Concurrency limits": one full core saturates at c=16 in every stack, a shared-cpu-1x
+    sustains 1/16 of a core; the same limits for every stack (fairness)."""
+    conc = load(name)["http_service"]["concurrency"]
+    assert conc == {"type": "requests", "soft_limit": 16, "hard_limit": 32}
+    assert conc["hard_limit"] <= 4 * int(load(name)["env"]["DB_POOL_SIZE"])
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_header_comment_is_the_real_command(name):
+    """`fly deploy DIR` changes into DIR before it reads --config: the config path is relative to DIR."""
+    text = (FLY / f"{name}.toml").read_text()
+    assert f"fly deploy {name} --config ../fly/{name}.toml" in text
+    assert f"fly deploy --config fly/{name}.toml" not in text
+    readme = (FLY / "README.md").read_text()
+    assert "--config fly/" not in readme.replace("deploy.sh", ""), "README must not show a --config that deploy cannot find"
 
 
 @pytest.mark.parametrize("name", STACKS)
@@ -80,5 +118,8 @@ def test_dockerfile_speaks_the_contract(name):
 def test_prebuilt_target_ships_the_manifest_artifact(name):
     manifest = json.loads((ROOT / name / "stack.json").read_text())
     text = (ROOT / name / "Dockerfile").read_text()
-    prebuilt = text.split("AS runtime-prebuilt", 1)[1].split("FROM", 1)[0]
-    assert f"COPY {manifest['artifact']} " in prebuilt
+    prebuilt = text.split("AS runtime-prebuilt", 1)[1].split("\nFROM", 1)[0]
+    # The artifact itself, or what the build derives from it next to it (Spring's extracted layout).
+    sources = re.findall(r"^COPY\s+(?!--from)(\S+)", prebuilt, re.M)
+    folder = manifest["artifact"].rsplit("/", 1)[0] + "/"
+    assert any(src == manifest["artifact"] or src.startswith(folder) for src in sources), sources

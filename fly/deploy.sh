@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Deploys one stack to fly.io, end to end (fly/README.md):
+#
+#   fly/deploy.sh STACK [options]          STACK: actix | akka | spring | zio (any folder with fly/STACK.toml)
+#
+#   --org ORG          fly.io organization (default: $FLY_ORG, else "personal")
+#   --region REGION    region of a new database (default: the config's primary_region)
+#   --db NAME          database: Managed Postgres cluster name, or Postgres app name with --unmanaged
+#                      (default: simple-auth-db; all four stacks share it, so users exist once)
+#   --plan PLAN        Managed Postgres plan of a new cluster (default: basic)
+#   --unmanaged        use an unmanaged fly Postgres app (fly postgres create/attach) instead of Managed Postgres
+#   --key FILE         sign with this PKCS#8 RSA key instead of a fresh one (never spec/keys/: refused)
+#
+# Steps, each skipped when already done (so a re-run only deploys again):
+#   1. the app (fly apps create);
+#   2. PostgreSQL: the cluster (fly mpg create), DATABASE_URL (fly mpg attach), then sql/schema.sql
+#      (fly mpg connect, one transaction; idempotent). Never sql/seed.sql: its users have public
+#      passwords. Add real users with `make user` (sql/users.py);
+#   3. JWT_PRIVATE_KEY: a fresh RSA-2048 PKCS#8 key from openssl, piped into `fly secrets set`
+#      (never on disk, never in argv), unless the app has one;
+#   4. fly deploy STACK_DIR --config fly/STACK.toml (absolute paths: deploy changes into STACK_DIR,
+#      the build context, before it reads --config);
+#   5. prints the URL and the benchmark command.
+# Needs flyctl (fly), openssl and psql (fly mpg connect runs the local psql).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SCHEMA="$ROOT/sql/schema.sql"
+
+die() { echo "deploy: $*" >&2; exit 2; }
+say() { echo "deploy: $*" >&2; }
+
+usage() { sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+stacks() { (cd "$ROOT/fly" && ls -1 ./*.toml 2>/dev/null | sed 's|^\./||; s|\.toml$||' | tr '\n' ' '); }
+
+[[ $# -ge 1 ]] || usage
+case "$1" in -h|--help) usage ;; esac
+STACK="$1"; shift
+ORG="${FLY_ORG:-personal}"; REGION=""; DB="simple-auth-db"; PLAN="basic"; UNMANAGED=0; KEY_FILE=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --org) ORG="${2:?--org needs a value}"; shift 2 ;;
+    --region) REGION="${2:?--region needs a value}"; shift 2 ;;
+    --db) DB="${2:?--db needs a value}"; shift 2 ;;
+    --plan) PLAN="${2:?--plan needs a value}"; shift 2 ;;
+    --unmanaged) UNMANAGED=1; shift ;;
+    --key) KEY_FILE="${2:?--key needs a file}"; shift 2 ;;
+    -h|--help) usage ;;
+    *) die "unknown option '$1' (see fly/deploy.sh --help)" ;;
+  esac
+done
+
+CONFIG="$ROOT/fly/$STACK.toml"
+STACK_DIR="$ROOT/$STACK"
+[[ "$STACK" =~ ^[a-z0-9_-]+$ && -f "$CONFIG" ]] || die "unknown stack '$STACK' (stacks with a fly config: $(stacks))"
+[[ -f "$STACK_DIR/Dockerfile" ]] || die "$STACK/Dockerfile not found: the config builds it with $STACK/ as the context"
+
+FLY="$(command -v fly || command -v flyctl || true)"
+[[ -n "$FLY" ]] || die "flyctl not found: install it (curl -L https://fly.io/install.sh | sh) and run 'fly auth login'"
+command -v openssl >/dev/null || die "openssl not found (apt-get install openssl)"
+command -v psql >/dev/null || die "psql not found (apt-get install postgresql-client): fly mpg connect runs it"
+command -v python3 >/dev/null || die "python3 not found (reads flyctl's JSON output)"
+
+# The config is the one source of the app name and region.
+APP="$(sed -n 's/^app *= *"\([^"]*\)".*/\1/p' "$CONFIG" | head -1)"
+[[ -n "$APP" ]] || die "no app = \"...\" in fly/$STACK.toml"
+[[ -n "$REGION" ]] || REGION="$(sed -n 's/^primary_region *= *"\([^"]*\)".*/\1/p' "$CONFIG" | head -1)"
+[[ -n "$REGION" ]] || die "no --region and no primary_region in fly/$STACK.toml"
+
+# ---------------------------------------------------------------------------------------------- the key
+pubkey_digest() { openssl pkey -in "$1" -pubout -outform DER 2>/dev/null | openssl dgst -sha256 -r | cut -d' ' -f1; }
+
+if [[ -n "$KEY_FILE" ]]; then
+  [[ -r "$KEY_FILE" ]] || die "--key $KEY_FILE: not readable"
+  given="$(pubkey_digest "$KEY_FILE")"
+  [[ -n "$given" ]] || die "--key $KEY_FILE: not a private key openssl can read"
+  for dev in "$ROOT"/spec/keys/*.pem; do
+    if [[ "$(pubkey_digest "$dev")" == "$given" ]]; then
+      die "--key $KEY_FILE is the public development key spec/keys/$(basename "$dev"): refused, never deploy it"
+    fi
+  done
+  grep -q -- '-----BEGIN PRIVATE KEY-----' "$KEY_FILE" || die "--key $KEY_FILE: not PKCS#8 (openssl pkcs8 -topk8 -nocrypt converts it)"
+  openssl pkey -in "$KEY_FILE" -noout -text 2>/dev/null | grep -Eq 'Private-Key: \((2048|3072|4096|[5-9][0-9]{3}|[1-9][0-9]{4}) bit' \
+    || die "--key $KEY_FILE: the contract needs an RSA key of 2048 bits or more"
+fi
+
+# ---------------------------------------------------------------------------------------------- helpers
+# JSON from flyctl -> one value per line (python3: no jq needed).
+json_names() { python3 -c 'import json,sys
+try: data = json.load(sys.stdin)
+except ValueError: data = []   # flyctl prints a sentence instead of [] when there is nothing
+for row in data or []: print(row.get(sys.argv[1], ""))' "$1"; }
+
+# Whole outputs are read before matching: `grep -q` closing a pipe early would fail it under pipefail.
+app_exists() {
+  local names
+  names="$("$FLY" apps list --quiet --org "$ORG")"
+  awk '{print $1}' <<<"$names" | grep -qx -- "$1"
+}
+
+has_secret() {
+  local names
+  names="$("$FLY" secrets list --app "$APP" --json | json_names name)"
+  grep -qx -- "$1" <<<"$names"
+}
+
+mpg_cluster_id() {
+  "$FLY" mpg list --org "$ORG" --json | python3 -c 'import json,sys
+try: data = json.load(sys.stdin)
+except ValueError: data = []
+ids = [c["id"] for c in data or [] if c.get("name") == sys.argv[1]]
+if len(ids) > 1: sys.exit(f"deploy: {len(ids)} Managed Postgres clusters are named {sys.argv[1]}; pass another --db")
+print(ids[0] if ids else "")' "$1"
+}
+
+# The schema, never the seed, in one transaction that stops at the first error.
+schema_script() { printf '\\set ON_ERROR_STOP on\nBEGIN;\n'; cat "$SCHEMA"; printf '\nCOMMIT;\n'; }
+
+# ---------------------------------------------------------------------------------------------- 1. the app
+if app_exists "$APP"; then
+  say "app $APP exists"
+else
+  say "creating app $APP in organization $ORG"
+  "$FLY" apps create "$APP" --org "$ORG"
+fi
+
+# ---------------------------------------------------------------------------------------------- 2. PostgreSQL
+if [[ $UNMANAGED -eq 0 ]]; then
+  CLUSTER="$(mpg_cluster_id "$DB")"
+  if [[ -z "$CLUSTER" ]]; then
+    say "creating Managed Postgres cluster $DB ($PLAN, $REGION); this takes a few minutes"
+    "$FLY" mpg create --name "$DB" --org "$ORG" --region "$REGION" --plan "$PLAN"
+    CLUSTER="$(mpg_cluster_id "$DB")"
+    [[ -n "$CLUSTER" ]] || die "fly mpg create finished but no cluster named $DB is listed"
+  fi
+  say "Managed Postgres cluster $DB is $CLUSTER"
+  if has_secret DATABASE_URL; then
+    say "$APP already has DATABASE_URL: kept"
+  else
+    # stdin from /dev/null: non-interactive, so flyctl takes the cluster's default user and database
+    # instead of prompting (the same ones fly mpg connect uses below).
+    "$FLY" mpg attach "$CLUSTER" --app "$APP" </dev/null | sed -E 's#(://[^:/@]+:)[^@]+@#\1****@#'
+  fi
+  say "loading sql/schema.sql (idempotent; never the seed)"
+  schema_script | "$FLY" mpg connect "$CLUSTER"
+else
+  if app_exists "$DB"; then
+    say "Postgres app $DB exists"
+  else
+    say "creating Postgres app $DB ($REGION, one shared-cpu-1x machine, 1 GB volume)"
+    "$FLY" postgres create --name "$DB" --org "$ORG" --region "$REGION" \
+      --initial-cluster-size 1 --vm-size shared-cpu-1x --volume-size 1
+  fi
+  if has_secret DATABASE_URL; then
+    say "$APP already has DATABASE_URL: kept (the schema was loaded when it was attached;"
+    say "  to load it again: fly proxy 15432:5432 --app $DB, then psql <the URL on localhost:15432> -1 -f sql/schema.sql)"
+  else
+    # One database for all four stacks (simple_auth); attach creates this app's own user in it.
+    attached="$("$FLY" postgres attach "$DB" --app "$APP" --database-name simple_auth --yes </dev/null)"
+    sed -E 's#(://[^:/@]+:)[^@]+@#\1****@#' <<<"$attached"
+    url="$(grep -Eo 'postgres(ql)?://[^[:space:]]+' <<<"$attached" | head -1 || true)"
+    [[ -n "$url" ]] || die "fly postgres attach printed no connection string; load sql/schema.sql by hand (fly/README.md)"
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    local_url="$(python3 - "$url" "$port" <<'EOF'
+import sys, urllib.parse as u
+p = u.urlsplit(sys.argv[1])
+auth = p.netloc.rsplit("@", 1)[0]
+print(u.urlunsplit((p.scheme, f"{auth}@127.0.0.1:{sys.argv[2]}", p.path, p.query, "")))
+EOF
+)"
+    "$FLY" proxy "$port:5432" --app "$DB" --quiet >/dev/null &
+    proxy_pid=$!
+    trap 'kill "$proxy_pid" 2>/dev/null || true' EXIT
+    for _ in $(seq 1 60); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+      kill -0 "$proxy_pid" 2>/dev/null || die "fly proxy to $DB exited"
+      sleep 0.5
+    done
+    say "loading sql/schema.sql through fly proxy (one transaction; never the seed)"
+    psql "$local_url" -X -q -v ON_ERROR_STOP=1 -1 -f "$SCHEMA"
+    kill "$proxy_pid" 2>/dev/null || true
+    wait "$proxy_pid" 2>/dev/null || true
+    trap - EXIT
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------- 3. the key
+if has_secret JWT_PRIVATE_KEY; then
+  say "$APP already has JWT_PRIVATE_KEY: kept${KEY_FILE:+ (--key ignored; fly secrets unset JWT_PRIVATE_KEY --app $APP to replace it)}"
+elif [[ -n "$KEY_FILE" ]]; then
+  say "setting JWT_PRIVATE_KEY from $KEY_FILE"
+  "$FLY" secrets set JWT_PRIVATE_KEY=- --app "$APP" --stage <"$KEY_FILE"
+else
+  say "setting JWT_PRIVATE_KEY: a fresh RSA-2048 PKCS#8 key (piped, never written to disk)"
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 2>/dev/null \
+    | "$FLY" secrets set JWT_PRIVATE_KEY=- --app "$APP" --stage
+fi
+
+# ---------------------------------------------------------------------------------------------- 4. deploy
+say "fly deploy $STACK --config fly/$STACK.toml (build context: $STACK/)"
+"$FLY" deploy "$STACK_DIR" --config "$CONFIG"
+
+# ---------------------------------------------------------------------------------------------- 5. where
+URL="https://$APP.fly.dev"
+cat <<EOF
+
+$STACK is at $URL
+  curl $URL/health
+  make user ARGS="add you@example.org 'Your Name'"      # with DATABASE_URL reaching the database (fly/README.md)
+  make bench BENCH_ARGS="--url $STACK=$URL"             # benchmark it (fly/README.md, "Benchmark")
+EOF
