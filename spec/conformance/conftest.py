@@ -1,11 +1,15 @@
 """Fixtures of the black-box conformance suite.
 
     pytest spec/conformance --stack actix            # build if needed, throw-away PostgreSQL, start, test
+    pytest spec/conformance --stack actix --db-tls verify-full   # the same against a TLS-only PostgreSQL
     pytest spec/conformance --base-url http://host:8080   # an already-running service (no process tests)
 
 With --stack, a PostgreSQL cluster of its own is created for the run unless
 DATABASE_URL is set; the database-outage tests always use a cluster of their
-own, since they stop and start it.
+own, since they stop and start it. With --db-tls every cluster the suite
+starts accepts TLS only, and the service gets sslmode=require or
+sslmode=verify-full&sslrootcert=<the cluster's CA>. `-m tls_core` selects the
+tests whose outcome depends on the database connection (the CI subset under TLS).
 """
 from __future__ import annotations
 
@@ -26,10 +30,40 @@ import stackctl  # noqa: E402
 def pytest_addoption(parser):
     parser.addoption("--stack", default=os.environ.get("STACK"), help="stack folder name (actix, akka, spring, zio)")
     parser.addoption("--base-url", default=None, help="test an already-running service instead")
+    parser.addoption("--db-tls", default=None, choices=stackctl.TLS_MODES,
+                     help="run against TLS-only PostgreSQL clusters with this sslmode")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "tls_core: depends on the database connection; the subset CI runs under --db-tls")
+    if config.getoption("--db-tls") and (os.environ.get("DATABASE_URL") or config.getoption("--base-url")):
+        raise pytest.UsageError("--db-tls starts TLS-only clusters of its own: unset DATABASE_URL, drop --base-url")
 
 
 def pytest_report_header(config):
-    return f"simple-auth conformance: stack={config.getoption('--stack')} base-url={config.getoption('--base-url')}"
+    return (f"simple-auth conformance: stack={config.getoption('--stack')} base-url={config.getoption('--base-url')} "
+            f"db-tls={config.getoption('--db-tls')}")
+
+
+@pytest.fixture(scope="session")
+def db_tls(request) -> str | None:
+    """The sslmode of --db-tls, or None for plain clusters."""
+    return request.config.getoption("--db-tls")
+
+
+@pytest.fixture(scope="session")
+def new_cluster(db_tls):
+    """Makes an unstarted throw-away cluster as the run asks for it (TLS-only under --db-tls)."""
+    def make() -> stackctl.ThrowawayPostgres:
+        return stackctl.ThrowawayPostgres(tls=db_tls is not None, tls_mode=db_tls or "verify-full")
+    return make
+
+
+@pytest.fixture(scope="session")
+def open_database(db_tls):
+    """stackctl.database() as the run asks for it: DATABASE_URL, else a throw-away cluster (TLS-only under
+    --db-tls). A context manager yielding (url, cluster or None)."""
+    return lambda: stackctl.database(tls=db_tls is not None, tls_mode=db_tls or "verify-full")
 
 
 @pytest.fixture(scope="session")
@@ -51,12 +85,12 @@ def workdir():
 
 
 @pytest.fixture(scope="session")
-def service(request, stack, workdir) -> Service:
+def service(request, stack, workdir, open_database) -> Service:
     base_url = request.config.getoption("--base-url")
     if base_url:
         yield Service(base_url.rstrip("/"))
         return
-    with stackctl.database() as (url, pg):
+    with open_database() as (url, pg):
         svc = start_service(stack, url, workdir / f"{stack.name}.log", pg)
         yield svc
         stackctl.stop_process(svc.proc)

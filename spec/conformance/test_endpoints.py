@@ -22,6 +22,7 @@ def test_jwks_kid_is_the_rfc7638_thumbprint(http, service):
     assert "=" not in key["n"] and "+" not in key["n"] and "/" not in key["n"], "n is base64url without padding"
 
 
+@pytest.mark.tls_core
 def test_health_up(http, service):
     r = http.get(service.url("/health"), timeout=10)
     assert r.status_code == 200

@@ -61,6 +61,7 @@ def test_username_over_254_characters(http, service):
     assert_error(post(http, service, json.dumps({"username": username, "password": "x"}), JSON), 400, "invalid_request")
 
 
+@pytest.mark.tls_core
 def test_username_of_254_characters_is_checked_not_rejected(http, service):
     username = "a" * 242 + "@example.com"
     assert len(username) == 254
@@ -68,6 +69,7 @@ def test_username_of_254_characters_is_checked_not_rejected(http, service):
     assert r.status_code == 400 and r.content == INVALID_GRANT_BODY
 
 
+@pytest.mark.tls_core
 def test_username_limit_counts_characters_not_bytes(http, service):
     username = "é" * 242 + "@example.com"  # 254 characters, 496 bytes
     r = post(http, service, json.dumps({"username": username, "password": "x"}, ensure_ascii=False).encode(), JSON)
@@ -85,6 +87,7 @@ def test_password_limit_counts_utf8_bytes(http, service):
     assert_error(post(http, service, body, JSON), 400, "invalid_request")
 
 
+@pytest.mark.tls_core
 def test_password_of_1024_bytes_is_checked_not_rejected(http, service):
     r = post(http, service, json.dumps({"username": "john@example.com", "password": "p" * 1024}), JSON)
     assert r.status_code == 400 and r.content == INVALID_GRANT_BODY
@@ -152,6 +155,7 @@ def test_form_password_over_1024_bytes(http, service):
 
 # --------------------------------------------------------------------------- 400 invalid_grant
 
+@pytest.mark.tls_core
 @pytest.mark.parametrize("credentials", [
     {"username": "john@example.com", "password": "TopSecret0?"},
     {"username": "john@example.com", "password": "topsecret0!"},
@@ -167,12 +171,14 @@ def test_invalid_grant_has_exactly_the_same_bytes(http, service, credentials):
     assert r.content == INVALID_GRANT_BODY
 
 
+@pytest.mark.tls_core
 def test_invalid_grant_via_form(http, service):
     r = post(http, service, "grant_type=password&username=john%40example.com&password=wrong", FORM)
     assert_error(r, 400, "invalid_grant")
     assert r.content == INVALID_GRANT_BODY
 
 
+@pytest.mark.tls_core
 def test_unknown_user_and_wrong_password_are_indistinguishable(http, service):
     wrong = post(http, service, json.dumps({**JANE, "password": "nope"}), JSON)
     unknown = post(http, service, json.dumps({"username": "ghost@example.com", "password": "nope"}), JSON)
@@ -181,6 +187,7 @@ def test_unknown_user_and_wrong_password_are_indistinguishable(http, service):
     assert {h: wrong.headers.get(h) for h in relevant} == {h: unknown.headers.get(h) for h in relevant}
 
 
+@pytest.mark.tls_core
 def test_wrong_password_does_not_lock_out_the_right_one(http, service):
     for _ in range(3):
         post(http, service, json.dumps({**JOHN, "password": "wrong"}), JSON)

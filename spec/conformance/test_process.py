@@ -27,9 +27,9 @@ def token(base_url: str, timeout: float = 10) -> requests.Response:
 
 
 @pytest.fixture(scope="module")
-def outage(own_process, workdir):
+def outage(own_process, workdir, new_cluster):
     """A stack started while its database is down."""
-    pg = stackctl.ThrowawayPostgres().start()
+    pg = new_cluster().start()
     pg.pg_stop()
     try:
         svc = start_service(own_process, pg.url, workdir / "outage.log", pg, wait_for=503)
@@ -68,17 +68,20 @@ def assert_unavailable(svc) -> None:
     assert elapsed < HANG_LIMIT, f"/health took {elapsed:.1f}s"
 
 
+@pytest.mark.tls_core
 def test_starts_with_the_database_down_and_answers_503(outage):
     assert outage.proc.poll() is None
     assert_unavailable(outage)
 
 
+@pytest.mark.tls_core
 def test_recovers_when_the_database_comes_up(outage):
     outage.pg.pg_start()
     wait_for_status(lambda: token(outage.base_url), 200, within=15)
     assert requests.get(outage.base_url + "/health", timeout=10).json() == {"status": "up"}
 
 
+@pytest.mark.tls_core
 def test_database_stopped_while_running_then_back(outage):
     assert_token_pair(token(outage.base_url), TTL)
     outage.pg.pg_stop()
@@ -92,6 +95,7 @@ def test_database_stopped_while_running_then_back(outage):
     assert requests.get(outage.base_url + "/health", timeout=10).json() == {"status": "up"}
 
 
+@pytest.mark.tls_core
 def test_pool_never_exceeds_its_size(outage):
     for _ in range(20):
         token(outage.base_url)
@@ -150,10 +154,89 @@ def test_refuses_a_malformed_database_url(own_process, url):
     assert_refused(run_until_exit(own_process, env), "DATABASE_URL")
 
 
+# --------------------------------------------------------------------------- TLS to PostgreSQL
+
+NO_DATABASE = "postgres://auth:auth@127.0.0.1:1/auth"
+SSLMODES = ("disable", "prefer", "require", "verify-ca", "verify-full")
+# "Within a few seconds": a JVM's start on a loaded CI machine fits; a stack that accepted the settings keeps
+# running (its database is unreachable, which is no reason to exit) and is caught here.
+REFUSAL_LIMIT = 20.0
+
+
+def assert_refused_in_one_line(stack, env, *words: str) -> None:
+    t0 = time.monotonic()
+    try:
+        res = run_until_exit(stack, env, timeout=REFUSAL_LIMIT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {REFUSAL_LIMIT:.0f}s: DATABASE_URL={env['DATABASE_URL']!r} was accepted")
+    elapsed = time.monotonic() - t0
+    assert_refused(res, words[0])
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"a refusal is one line on stderr, got {len(lines)}: {res.stderr[-1500:]}"
+    for w in words:
+        assert w.lower() in lines[0].lower(), f"the refusal does not name {w!r}: {lines[0]}"
+    assert elapsed < REFUSAL_LIMIT
+
+
+@pytest.mark.parametrize("query,words", [
+    ("sslmode=bogus", ("sslmode", "bogus", *SSLMODES)),
+    ("sslmode=allow", ("sslmode", "allow", *SSLMODES)),
+    ("sslmode=VERIFY-FULL", ("sslmode", *SSLMODES)),
+    ("sslmode=verify-full", ("sslrootcert",)),
+    ("sslmode=verify-ca", ("sslrootcert",)),
+], ids=["bogus", "allow", "upper-case", "verify-full-without-root", "verify-ca-without-root"])
+def test_refuses_bad_sslmode(own_process, query, words):
+    env = own_process.contract_env(f"{NO_DATABASE}?{query}", stackctl.free_port())
+    assert_refused_in_one_line(own_process, env, *words)
+
+
+@pytest.mark.parametrize("what", ["missing", "directory"])
+def test_refuses_an_unreadable_sslrootcert(own_process, workdir, what):
+    root = workdir / "no-such-ca.pem" if what == "missing" else workdir
+    for mode in ("require", "verify-full"):
+        env = own_process.contract_env(f"{NO_DATABASE}?sslmode={mode}&sslrootcert={root}", stackctl.free_port())
+        assert_refused_in_one_line(own_process, env, "sslrootcert")
+
+
+@pytest.fixture(scope="module")
+def tls_only_cluster(own_process):
+    """A TLS-only cluster whatever --db-tls says: what a stack does with the wrong settings against it."""
+    with stackctl.ThrowawayPostgres(tls=True) as pg:
+        yield pg
+
+
+@pytest.mark.parametrize("case", ["disable", "verify-full-other-ca", "verify-full-localhost", "require", "prefer",
+                                  "no-sslmode"])
+def test_against_a_tls_only_database(own_process, tls_only_cluster, workdir, case):
+    """Plain TCP and an untrusted server certificate cannot log in (the service runs, /health says down, /token
+    answers 503); verification by host name (DNS SAN), encryption without verification and libpq's default
+    (prefer: TLS when the server offers it) can. Runs whatever --db-tls says, on a cluster of its own."""
+    pg = tls_only_cluster
+    url = {
+        "disable": pg.url_for("disable"),
+        "verify-full-other-ca": pg.url_for("verify-full", rootcert=stackctl.make_ca(workdir / "other-ca", "other CA")),
+        "verify-full-localhost": pg.url_for("verify-full", host="localhost"),
+        "require": pg.url_for("require"),
+        "prefer": pg.url_for("prefer"),
+        "no-sslmode": pg.plain_url,
+    }[case]
+    can_log_in = case not in ("disable", "verify-full-other-ca")
+    svc = start_service(own_process, url, workdir / f"tls-{case}.log", pg, wait_for=200 if can_log_in else 503)
+    try:
+        if can_log_in:
+            assert_token_pair(token(svc.base_url), TTL)
+        else:
+            assert_unavailable(svc)
+            assert svc.proc.poll() is None, "a database it cannot log in to is an outage, not a reason to exit"
+    finally:
+        stackctl.stop_process(svc.proc)
+
+
 # --------------------------------------------------------------------------- inline key, shutdown
 
-def test_inline_key_works_and_sigterm_exits_zero(own_process, workdir):
-    with stackctl.database() as (url, pg):
+@pytest.mark.tls_core
+def test_inline_key_works_and_sigterm_exits_zero(own_process, workdir, open_database):
+    with open_database() as (url, pg):
         svc = start_service(own_process, url, workdir / "inline.log", pg, JWT_PRIVATE_KEY_FILE=None,
                             JWT_PRIVATE_KEY=(ROOT / "spec" / "keys" / "dev-rsa-2048.pem").read_text())
         try:

@@ -10,6 +10,10 @@ from helpers import (ACCESS_CLAIMS, ID_CLAIMS, JANE, JOHN, assert_token_pair, as
                      verify)
 
 
+# Every test here needs the database through the service (the subset CI also runs under --db-tls).
+pytestmark = pytest.mark.tls_core
+
+
 def post_json(http, service, body, **kw):
     return http.post(service.url("/token"), json=body, timeout=10, **kw)
 

@@ -15,6 +15,10 @@ SECRETS = [
 ]
 
 
+# The log of the whole run: under --db-tls the drivers' TLS messages land in it too.
+pytestmark = pytest.mark.tls_core
+
+
 def test_start_up_line_names_the_kid(service):
     if service.log_path is None:
         pytest.skip("the suite does not see this service's output")
