@@ -81,3 +81,51 @@ def assert_token_pair(r: requests.Response, ttl: int) -> dict:
     assert body["token_type"] == "Bearer"
     assert body["expires_in"] == ttl and isinstance(body["expires_in"], int)
     return body
+
+
+# --------------------------------------------------------------------------- Prometheus text format 0.0.4
+
+_METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_SAMPLE = re.compile(rf"^({_METRIC_NAME})(?:\{{(.*)\}})?\s+(\S+)(?:\s+(-?\d+))?$")
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+_UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
+
+
+def _labels(text: str, line: str) -> frozenset:
+    labels, pos = {}, 0
+    while pos < len(text.rstrip()):
+        m = _LABEL.match(text, pos)
+        assert m, f"malformed labels in metrics line: {line!r}"
+        name, value = m.group(1), re.sub(r'\\[\\"n]', lambda e: _UNESCAPE[e.group(0)], m.group(2))
+        assert name not in labels, f"label {name} twice: {line!r}"
+        labels[name] = value
+        pos = m.end()
+    return frozenset(labels.items())
+
+
+def parse_prometheus(text: str) -> tuple[dict[str, str], dict[tuple[str, frozenset], float]]:
+    """A strict reader of the text exposition format 0.0.4: returns ({family: type}, {(name, labels): value}).
+    Every line must be a comment, blank, or a well-formed sample; a series may appear once."""
+    types: dict[str, str] = {}
+    samples: dict[tuple[str, frozenset], float] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("#"):
+            parts = line.split(None, 3)
+            if len(parts) >= 4 and parts[1] == "TYPE":
+                assert re.fullmatch(_METRIC_NAME, parts[2]), line
+                assert parts[3] in {"counter", "gauge", "histogram", "summary", "untyped"}, line
+                assert parts[2] not in types, f"TYPE of {parts[2]} twice"
+                types[parts[2]] = parts[3]
+            continue
+        m = _SAMPLE.match(line)
+        assert m, f"malformed metrics line: {line!r}"
+        name, labels = m.group(1), _labels(m.group(2) or "", line)
+        try:
+            value = float(m.group(3))  # also +Inf, -Inf, NaN
+        except ValueError:
+            raise AssertionError(f"not a number in metrics line: {line!r}") from None
+        assert (name, labels) not in samples, f"series twice: {line!r}"
+        samples[(name, labels)] = value
+    return types, samples

@@ -30,17 +30,26 @@ def test_health_up(http, service):
     assert r.json() == {"status": "up"}
 
 
-@pytest.mark.parametrize("path", ["/health", "/.well-known/jwks.json"])
+def test_liveness(http, service):
+    r = http.get(service.url("/health/live"), timeout=10)
+    assert r.status_code == 200
+    assert media_type(r) == "application/json", r.headers.get("Content-Type")
+    assert "no-store" in cache_directives(r), r.headers.get("Cache-Control")
+    assert r.json() == {"status": "up"}
+
+
+@pytest.mark.parametrize("path", ["/health", "/health/live", "/.well-known/jwks.json", "/metrics"])
 @pytest.mark.parametrize("content_type", ["multipart/form-data", "text/plain", "application/json"])
 def test_read_only_endpoints_ignore_a_request_content_type(http, service, path, content_type):
     # A GET carries no meaningful body; whatever Content-Type a client sends must not turn it into an error.
     r = http.get(service.url(path), headers={"Content-Type": content_type}, timeout=10)
     assert r.status_code == 200, r.text[:300]
-    assert media_type(r) == "application/json"
+    assert media_type(r) == ("text/plain" if path == "/metrics" else "application/json")
 
 
 @pytest.mark.parametrize("path", ["/", "/nope", "/token/", "/tokens", "/.well-known/openid-configuration",
-                                  "/.well-known/jwks.json/x", "/health/x", "/TOKEN"])
+                                  "/.well-known/jwks.json/x", "/health/x", "/TOKEN", "/health/live/x",
+                                  "/health/liveness", "/metrics/x", "/metric"])
 def test_unknown_paths_are_404(http, service, path):
     r = http.get(service.url(path), timeout=10)
     assert r.status_code == 404, (path, r.status_code, r.text[:200])
