@@ -29,6 +29,8 @@ FIGURES: list[tuple[str, str, str]] = []
 def pytest_addoption(parser):
     parser.addoption("--stack", default=os.environ.get("STACK"), help="stack folder name")
     parser.addoption("--long", action="store_true", help="also run the long fault tests (make test-faults)")
+    parser.addoption("--schemathesis-seed", type=int, default=None,
+                     help="seed of the random-seed schemathesis run (to replay one; default: a fresh one)")
 
 
 def pytest_configure(config):

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -14,6 +16,9 @@ import requests
 
 SPEC = Path(__file__).resolve().parents[1] / "openapi.yaml"
 EXAMPLES = 150  # per operation and phase; several hundred cases in all
+FIXED_SEED = 20261122
+CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
+          "response_headers_conformance,unsupported_method,negative_data_rejection")
 
 
 @pytest.fixture
@@ -21,21 +26,43 @@ def svc(pg, launch):
     return launch(pg)
 
 
-def schemathesis_bin() -> str:
+@pytest.fixture(scope="session")
+def schemathesis_cli() -> str:
+    """The schemathesis command; only the generated-cases tests need it, and they skip before starting anything."""
     found = Path(sys.executable).parent / "schemathesis"
     return str(found) if found.exists() else (shutil.which("schemathesis") or pytest.skip("schemathesis not installed"))
 
 
-def test_generated_cases_no_5xx_and_valid_responses(svc, figure):
-    res = subprocess.run(
-        [schemathesis_bin(), "run", str(SPEC), "--url", svc.base_url, "--max-examples", str(EXAMPLES), "-w", "2",
-         "--seed", "20261122",
-         "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
-                     "response_schema_conformance,response_headers_conformance"],
-        capture_output=True, text=True, timeout=900)
-    m = next((ln for ln in res.stdout.splitlines() if "generated" in ln and "passed" in ln), "")
-    figure("schemathesis", m.strip() or "no summary")
-    assert res.returncode == 0, res.stdout[-4000:]
+def schemathesis_args(base_url: str, seed: int) -> list[str]:
+    return ["run", str(SPEC), "--url", base_url, "--max-examples", str(EXAMPLES), "-w", "2", "--seed", str(seed),
+            "--checks", CHECKS, "--no-color"]
+
+
+def cases_run(output: str) -> int | None:
+    """The number of test cases schemathesis reports in its summary ("Test cases: N generated, ...")."""
+    m = re.search(r"Test cases:\s*(\d+) generated", output)
+    return int(m.group(1)) if m else None
+
+
+@pytest.mark.parametrize("run", ["fixed-seed", "random-seed"])
+def test_generated_cases_no_5xx_and_valid_responses(schemathesis_cli, request, stack, pg, launch, figure, capsys, run):
+    """schemathesis over spec/openapi.yaml, twice: the fixed seed (the same cases every run) and a fresh seed
+    (new cases every run; --schemathesis-seed N replays one)."""
+    seed = FIXED_SEED if run == "fixed-seed" else (request.config.getoption("--schemathesis-seed")
+                                                    or secrets.randbelow(2**31))
+    with capsys.disabled():
+        print(f"\n[schemathesis] {stack.name} {run}: seed {seed}", flush=True)
+    svc = launch(pg)
+    res = subprocess.run([schemathesis_cli, *schemathesis_args(svc.base_url, seed)], capture_output=True, text=True,
+                         timeout=900)
+    cases = cases_run(res.stdout)
+    figure(f"schemathesis {run}", f"{cases if cases is not None else '?'} cases, seed {seed}, exit {res.returncode}")
+    replay = (f"replay: .venv/bin/python -m pytest spec/faults --stack {stack.name} "
+              f"-k 'generated and {run}'" + (f" --schemathesis-seed {seed}" if run == "random-seed" else "")
+              + f"\n    or, against `make run STACK={stack.name}`: schemathesis "
+              + " ".join(schemathesis_args("http://localhost:8080", seed)).replace(str(SPEC), "spec/openapi.yaml"))
+    assert res.returncode == 0, f"{res.stdout[-4000:]}\n{res.stderr[-1000:]}\n{replay}"
+    assert cases, f"no test cases reported:\n{res.stdout[-2000:]}\n{replay}"
     assert svc.proc.poll() is None
 
 
