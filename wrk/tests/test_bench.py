@@ -413,8 +413,17 @@ def test_governor_arithmetic():
     assert g.quota_us() == 80000, "a balance of a period's worth or more: 100 % of one CPU"
     g.step(0.08, 0.08)  # a full period used: the balance loses 75 ms
     assert g.balance_s == pytest.approx(0.005) and g.quota_us() == 10000
-    g.step(0.08, 0.2)   # more than the balance (the governor lags a period): never negative
-    assert g.balance_s == 0.0 and g.quota_us() == 5000
+    g.set_balance(0)
+    g.step(0.08, 0.008)  # the kernel let 8 ms through a 5 ms quota: charged as a debt, the next quota shrinks
+    assert g.balance_s == 0.0 and abs(g.quota_us() - 2000) <= 1
+    g.step(0.08, 0.002)  # 3 ms under the baseline repays it
+    assert abs(g.quota_us() - 5000) <= 1
+    g.step(0.08, 0.5)    # far more: the debt stops at one period, the quota at the kernel's 1 ms minimum
+    assert g.balance_s == 0.0 and g.quota_us() == 1000
+    g.step(0.16, 0.0)    # two idle periods repay 10 ms of the 80 ms debt
+    assert g.quota_us() == 1000
+    g.step(1.12, 0.0)    # 14 more repay the rest
+    assert abs(g.quota_us() - 5000) <= 1
     g.step(10_000.0, 0.0)
     assert g.balance_s == 500.0, "capped at 500 s"
     assert g.set_balance(-1) == 5000 and g.set_balance(1e9) == 80000 and g.balance_s == 500.0
