@@ -374,6 +374,12 @@ class Cgroup:
                     "throttled_us": throttled_us}
         return {}
 
+    def reset_memory_peak(self) -> None:
+        """Forget the start-up probes' peak (cgroup v1; v2's memory.peak has no global reset)."""
+        if not self.v2:
+            with contextlib.suppress(OSError):
+                (self.paths["memory"] / "memory.max_usage_in_bytes").write_text("0")
+
     def memory_peak_bytes(self) -> int | None:
         f = self.paths["memory"] / ("memory.peak" if self.v2 else "memory.max_usage_in_bytes")
         with contextlib.suppress(OSError, ValueError):
@@ -1448,6 +1454,8 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
             live.fail(f"start-up: {e}")
             stop_live(live, settings)
             return live
+    if cgroup:
+        cgroup.reset_memory_peak()
     if governor:
         governor.set_balance(0.0)  # the measured start is from an empty balance
     progress.say(stack.name, "start" + (" (empty balance)" if governor else ""))
