@@ -14,7 +14,7 @@ object JsonParsingErrorHandler extends ParsingErrorHandler {
   override def handle(status: StatusCode, info: ErrorInfo, log: LoggingAdapter, settings: ServerSettings): HttpResponse = {
     val error =
       if (status == StatusCodes.ContentTooLarge) ApiError.payloadTooLarge
-      // What the parser refuses (HTTP/9.9, an unknown method, ...) is the client's
+      // What the parser refuses (HTTP/9.9, a method that is no token, ...) is the client's
       // fault, not the server's: answer 400 rather than 501/505.
       else if (status.intValue >= 500) ApiError(StatusCodes.BadRequest, "invalid_request", Some(info.summary))
       else ApiError(status, "invalid_request", Some(info.summary))

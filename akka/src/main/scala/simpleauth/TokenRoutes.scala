@@ -18,7 +18,8 @@ import scala.util.control.NonFatal
 /**
  * The HTTP contract: POST /token, GET /.well-known/jwks.json, GET /health (readiness: the
  * database is asked), GET /health/live (liveness: never touches the database), and every error
- * in RFC 6749 JSON — akka-http's own rejections included.
+ * in RFC 6749 JSON — akka-http's own rejections included: any other method on a known path is
+ * 405 with its `Allow`, any method on an unknown path 404.
  *
  * @param hashingEc bounded dispatcher for password verification and signing
  *                  (CPU- and memory-heavy: kept off akka's default dispatcher)
@@ -45,23 +46,30 @@ final class TokenRoutes(
             }
           },
           path(".well-known" / "jwks.json") {
-            get {
+            readOnly {
               complete(jwksResponse)
             }
           },
           path("health") {
-            get {
+            readOnly {
               health
             }
           },
           path("health" / "live") {
-            get {
+            readOnly {
               complete(liveResponse)
             }
           }
         )
       }
     }
+
+  /**
+   * GET and HEAD only: any other method (custom ones included, see [[akka.http.impl.settings.AnyMethodParserSettings]]) is rejected
+   * by both, and the rejection handler answers 405 with `Allow: GET, HEAD`. akka-http never sends a body in
+   * the answer to a HEAD, so HEAD gets the GET answer's status and headers.
+   */
+  private val readOnly: Directive0 = get | head
 
   private def token: Route =
     extractRequestEntity { entity =>

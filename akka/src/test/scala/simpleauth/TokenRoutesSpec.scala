@@ -228,32 +228,64 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
   }
 
   "methods and paths" should {
-    "answer 405 with Allow: POST on /token" in {
-      for (req <- List(Get("/token"), Put("/token"), Delete("/token"), Patch("/token")))
-        req ~> routes ~> check {
-          status shouldBe StatusCodes.MethodNotAllowed
-          header[Allow].map(_.value) shouldBe Some("POST")
-          checkErrorShape()
-          errorCode shouldBe "invalid_request"
+    val Foo = HttpMethod.custom("FOO")
+    val Query = HttpMethod.custom("QUERY")
+    val body = json("""{"username":"john@example.com","password":"TopSecret0!"}""")
+    // akka-http's model cannot hold a TRACE with content (its parser refuses one before routing).
+    def entities(method: HttpMethod) = if (method.isEntityAccepted) List(HttpEntity.Empty, body) else List(HttpEntity.Empty)
+
+    "answer 405 with Allow: POST on /token to every other method, with or without a body" in {
+      for (method <- List(HttpMethods.GET, HttpMethods.PUT, HttpMethods.DELETE, HttpMethods.PATCH,
+             HttpMethods.OPTIONS, HttpMethods.TRACE, Foo, Query);
+           entity <- entities(method))
+        HttpRequest(method, "/token", entity = entity) ~> routes ~> check {
+          withClue(s"$method ${entity.contentLengthOption}") {
+            status shouldBe StatusCodes.MethodNotAllowed
+            header[Allow].map(_.value) shouldBe Some("POST")
+            checkErrorShape()
+            errorCode shouldBe "invalid_request"
+          }
         }
+      // HEAD: the same status and headers (the server drops the body of a HEAD answer).
+      Head("/token") ~> routes ~> check {
+        status shouldBe StatusCodes.MethodNotAllowed
+        header[Allow].map(_.value) shouldBe Some("POST")
+      }
     }
 
-    "answer 405 with Allow: GET on /health and the JWKS" in {
-      for (path <- List("/health", "/.well-known/jwks.json"))
-        Post(path) ~> routes ~> check {
-          status shouldBe StatusCodes.MethodNotAllowed
-          header[Allow].map(_.value) shouldBe Some("GET")
-          errorCode shouldBe "invalid_request"
+    "answer GET and HEAD on the read-only endpoints, 405 with Allow: GET, HEAD to anything else" in {
+      for (path <- List("/health", "/health/live", "/.well-known/jwks.json")) {
+        Head(path) ~> routes ~> check {
+          withClue(s"HEAD $path") {
+            status shouldBe StatusCodes.OK
+            contentType shouldBe ContentTypes.`application/json`
+          }
         }
+        for (method <- List(HttpMethods.POST, HttpMethods.PUT, HttpMethods.DELETE, HttpMethods.PATCH,
+               HttpMethods.OPTIONS, HttpMethods.TRACE, Foo, Query);
+             entity <- entities(method))
+          HttpRequest(method, path, entity = entity) ~> routes ~> check {
+            withClue(s"$method $path ${entity.contentLengthOption}") {
+              status shouldBe StatusCodes.MethodNotAllowed
+              header[Allow].map(_.value) shouldBe Some("GET, HEAD")
+              checkErrorShape()
+              errorCode shouldBe "invalid_request"
+            }
+          }
+      }
     }
 
-    "answer 404 {\"error\":\"not_found\"} for unknown paths" in {
-      for (req <- List(Get("/"), Get("/nope"), Post("/token/"), Delete("/x/y")))
-        req ~> routes ~> check {
-          status shouldBe StatusCodes.NotFound
-          checkErrorShape()
-          responseAs[String] shouldBe """{"error":"not_found"}"""
+    "answer 404 {\"error\":\"not_found\"} for unknown paths, whatever the method" in {
+      for (path <- List("/", "/nope", "/token/", "/health/", "/health/live/x", "/TOKEN");
+           method <- List(HttpMethods.GET, HttpMethods.POST, HttpMethods.DELETE, HttpMethods.OPTIONS, Foo, Query))
+        HttpRequest(method, path, entity = body) ~> routes ~> check {
+          withClue(s"$method $path") {
+            status shouldBe StatusCodes.NotFound
+            checkErrorShape()
+            responseAs[String] shouldBe """{"error":"not_found"}"""
+          }
         }
+      Head("/nope") ~> routes ~> check { status shouldBe StatusCodes.NotFound }
     }
   }
 
