@@ -8,6 +8,8 @@ import java.net.http.HttpResponse;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -81,23 +83,67 @@ class DatabaseDownHttpTest {
 		assertThat(response.body()).contains("\"error\":\"invalid_request\"");
 	}
 
+	/**
+	 * Over real HTTP, because Tomcat has its own opinion on TRACE and MockMvc does not send bodies the way a client
+	 * does: every method, with a body, chunked or not, gets the contract's answer.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "TRACE", "OPTIONS", "FOO", "QUERY", "PUT", "DELETE", "GET" })
+	void otherMethodsOnTokenAre405WithAllowPostWhateverTheBody(String method) throws Exception {
+		String login = "{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}";
+		for (HttpRequest.BodyPublisher body : new HttpRequest.BodyPublisher[] { HttpRequest.BodyPublishers.noBody(),
+				HttpRequest.BodyPublishers.ofString(login),
+				// No known length: sent chunked.
+				HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(login.getBytes())) }) {
+			HttpResponse<String> response = send(
+					HttpRequest.newBuilder(uri("/token")).header("Content-Type", "application/json").method(method, body));
+			assertThat(response.statusCode()).as(method).isEqualTo(405);
+			assertThat(response.headers().allValues("Allow")).as(method).containsExactly("POST");
+			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+			assertThat(response.body()).startsWith("{\"error\":\"invalid_request\",");
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "TRACE", "OPTIONS", "FOO", "QUERY", "POST" })
+	void otherMethodsOnGetRoutesAre405WithAllowGetHead(String method) throws Exception {
+		for (String path : new String[] { "/health", "/health/live", "/.well-known/jwks.json" }) {
+			HttpResponse<String> response = send(HttpRequest.newBuilder(uri(path))
+				.header("Content-Type", "application/json")
+				.method(method, HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream("{}".getBytes()))));
+			assertThat(response.statusCode()).as(method + " " + path).isEqualTo(405);
+			assertThat(response.headers().allValues("Allow")).as(method + " " + path).containsExactly("GET, HEAD");
+			assertThat(response.body()).startsWith("{\"error\":\"invalid_request\",");
+		}
+	}
+
 	@Test
-	void traceIs405AndUnknownPathsAre404() throws Exception {
-		HttpResponse<String> trace = send(HttpRequest.newBuilder(uri("/token")).method("TRACE", HttpRequest.BodyPublishers.noBody()));
-		assertThat(trace.statusCode()).isEqualTo(405);
-		assertThat(trace.headers().firstValue("Allow")).hasValue("POST");
-		HttpResponse<String> traceHealth = send(HttpRequest.newBuilder(uri("/health")).method("TRACE", HttpRequest.BodyPublishers.noBody()));
-		assertThat(traceHealth.statusCode()).isEqualTo(405);
-		assertThat(traceHealth.headers().firstValue("Allow")).hasValue("GET");
-		HttpResponse<String> traceUnknown = send(HttpRequest.newBuilder(uri("/nope")).method("TRACE", HttpRequest.BodyPublishers.noBody()));
-		assertThat(traceUnknown.statusCode()).isEqualTo(404);
-		assertThat(traceUnknown.body()).isEqualTo("{\"error\":\"not_found\"}");
-		HttpResponse<String> missing = send(HttpRequest.newBuilder(uri("/token/")).GET());
-		assertThat(missing.statusCode()).isEqualTo(404);
-		assertThat(missing.body()).isEqualTo("{\"error\":\"not_found\"}");
-		HttpResponse<String> error = send(HttpRequest.newBuilder(uri("/error")).GET());
-		assertThat(error.statusCode()).isEqualTo(404);
-		assertThat(error.body()).isEqualTo("{\"error\":\"not_found\"}");
+	void headIsTheGetAnswerWithoutBody() throws Exception {
+		HttpResponse<String> live = send(HttpRequest.newBuilder(uri("/health/live")).HEAD());
+		assertThat(live.statusCode()).isEqualTo(200);
+		assertThat(live.headers().firstValue("Content-Type")).hasValue("application/json");
+		assertThat(live.body()).isEmpty();
+		HttpResponse<String> health = send(HttpRequest.newBuilder(uri("/health")).HEAD());
+		assertThat(health.statusCode()).isEqualTo(503);
+		assertThat(health.body()).isEmpty();
+		HttpResponse<String> token = send(HttpRequest.newBuilder(uri("/token")).HEAD());
+		assertThat(token.statusCode()).isEqualTo(405);
+		assertThat(token.headers().allValues("Allow")).containsExactly("POST");
+		assertThat(token.body()).isEmpty();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "TRACE", "OPTIONS", "FOO", "QUERY", "GET", "POST", "HEAD" })
+	void unknownPathsAre404WhateverTheMethod(String method) throws Exception {
+		for (String path : new String[] { "/nope", "/token/", "/error" }) {
+			HttpResponse<String> response = send(HttpRequest.newBuilder(uri(path))
+				.method(method, method.equals("HEAD") ? HttpRequest.BodyPublishers.noBody()
+						: HttpRequest.BodyPublishers.ofString("{}")));
+			assertThat(response.statusCode()).as(method + " " + path).isEqualTo(404);
+			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+			assertThat(response.headers().allValues("Allow")).as(method + " " + path).isEmpty();
+			assertThat(response.body()).isEqualTo(method.equals("HEAD") ? "" : "{\"error\":\"not_found\"}");
+		}
 	}
 
 	private URI uri(String path) {

@@ -16,8 +16,6 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class ApiErrorController implements ErrorController {
 
-	private static final java.util.Set<String> ROUTES = java.util.Set.of("/token", "/health", "/.well-known/jwks.json");
-
 	@RequestMapping("/error")
 	public ResponseEntity<ErrorBody> error(HttpServletRequest request) {
 		if (!(request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE) instanceof Integer code)) {
@@ -33,11 +31,11 @@ public class ApiErrorController implements ErrorController {
 		}
 		return switch (status) {
 			case NOT_FOUND -> ErrorResponses.notFound();
-			// Tomcat refuses TRACE on every path itself; an unknown path is still a 404.
-			case METHOD_NOT_ALLOWED -> ROUTES.contains(request.getAttribute(RequestDispatcher.ERROR_REQUEST_URI))
-					? ErrorResponses.methodNotAllowed(
-							ErrorResponses.allowFor((String) request.getAttribute(RequestDispatcher.ERROR_REQUEST_URI)))
-					: ErrorResponses.notFound();
+			// Not expected (MethodRulesFilter answers every 405 first); an unknown path is still a 404.
+			case METHOD_NOT_ALLOWED -> {
+				String allow = Routes.allowFor((String) request.getAttribute(RequestDispatcher.ERROR_REQUEST_URI));
+				yield allow != null ? ErrorResponses.methodNotAllowed(allow) : ErrorResponses.notFound();
+			}
 			case UNSUPPORTED_MEDIA_TYPE -> ErrorResponses.of(status, new ErrorBody("invalid_request",
 					"Content-Type must be application/json or application/x-www-form-urlencoded"));
 			case CONTENT_TOO_LARGE -> ErrorResponses.of(status,

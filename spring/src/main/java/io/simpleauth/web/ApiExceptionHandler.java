@@ -1,9 +1,7 @@
 package io.simpleauth.web;
 
 import java.util.Set;
-import java.util.stream.Collectors;
 
-import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,17 +36,15 @@ public class ApiExceptionHandler {
 		return ErrorResponses.of(ex.status(), new ErrorBody(ex.error(), ex.description()));
 	}
 
+	/**
+	 * Normally answered by {@link MethodRulesFilter} before Spring MVC; this is for a request path that Spring MVC
+	 * maps to a route although it is not spelled exactly like one. The Allow header is the route's, as there.
+	 */
 	@ExceptionHandler(HttpRequestMethodNotSupportedException.class)
-	public ResponseEntity<ErrorBody> methodNotAllowed(HttpRequestMethodNotSupportedException ex,
-			HttpServletRequest request) {
+	public ResponseEntity<ErrorBody> methodNotAllowed(HttpRequestMethodNotSupportedException ex) {
 		Set<HttpMethod> supported = ex.getSupportedHttpMethods();
-		// Spring adds HEAD/OPTIONS implicitly; the contract names the one method each route is for.
-		String allow = supported == null ? "" : supported.stream()
-			.filter(m -> !HttpMethod.HEAD.equals(m) && !HttpMethod.OPTIONS.equals(m))
-			.map(HttpMethod::name)
-			.sorted()
-			.collect(Collectors.joining(", "));
-		return ErrorResponses.methodNotAllowed(allow.isEmpty() ? ErrorResponses.allowFor(request.getRequestURI()) : allow);
+		boolean post = supported != null && supported.contains(HttpMethod.POST);
+		return ErrorResponses.methodNotAllowed(post ? Routes.POST : Routes.GET_HEAD);
 	}
 
 	@ExceptionHandler(HttpMediaTypeNotSupportedException.class)

@@ -34,8 +34,12 @@ final class ErrorResponses {
 	static ResponseEntity<ErrorBody> methodNotAllowed(String allow) {
 		HttpHeaders headers = new HttpHeaders();
 		headers.set(HttpHeaders.ALLOW, allow);
-		return of(HttpStatus.METHOD_NOT_ALLOWED, new ErrorBody("invalid_request", "method not allowed; use " + allow),
+		return of(HttpStatus.METHOD_NOT_ALLOWED, new ErrorBody("invalid_request", methodNotAllowedDescription(allow)),
 				headers);
+	}
+
+	static String methodNotAllowedDescription(String allow) {
+		return "method not allowed; use " + allow;
 	}
 
 	static ResponseEntity<ErrorBody> temporarilyUnavailable() {
@@ -47,11 +51,6 @@ final class ErrorResponses {
 
 	static ResponseEntity<ErrorBody> serverError() {
 		return of(HttpStatus.INTERNAL_SERVER_ERROR, new ErrorBody("server_error", "unexpected error"));
-	}
-
-	/** The methods each route answers, for Allow when no handler says so. */
-	static String allowFor(String path) {
-		return "/token".equals(path) ? "POST" : "GET";
 	}
 
 	static boolean isDatabaseUnavailable(Throwable failure) {

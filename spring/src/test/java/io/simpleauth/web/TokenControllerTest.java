@@ -28,6 +28,7 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.test.context.bean.override.mockito.MockitoBean;
@@ -40,10 +41,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.BDDMockito.given;
 import static org.mockito.BDDMockito.then;
-import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.delete;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.head;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.options;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.request;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
-import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.put;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
@@ -216,24 +218,71 @@ class TokenControllerTest {
 
 	// ------------------------------------------------------------------ 405, 404
 
-	@Test
-	void otherMethodsOnTokenAre405WithAllowPost() throws Exception {
-		expectError(this.mvc.perform(get("/token")), 405).andExpect(header().string("Allow", "POST"))
-			.andExpect(errorCode("invalid_request"));
-		expectError(this.mvc.perform(put("/token")), 405).andExpect(header().string("Allow", "POST"));
-	}
+	/** Standard methods and tokens Spring has no constant for: every one gets the contract's answer. */
+	static final String[] METHODS = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY" };
 
-	@Test
-	void otherMethodsOnHealthAndJwksAre405WithAllowGet() throws Exception {
-		expectError(this.mvc.perform(post("/health")), 405).andExpect(header().string("Allow", "GET"));
-		expectError(this.mvc.perform(delete("/.well-known/jwks.json")), 405).andExpect(header().string("Allow", "GET"));
+	static final String[] GET_ROUTES = { "/health", "/health/live", "/.well-known/jwks.json" };
+
+	@ParameterizedTest
+	@ValueSource(strings = { "GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY", "post" })
+	void otherMethodsOnTokenAre405WithAllowPost(String method) throws Exception {
+		ResultActions result = expectError(this.mvc.perform(request(HttpMethod.valueOf(method), "/token")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 405)
+			.andExpect(header().string("Allow", "POST"));
+		if (method.equals("HEAD")) {
+			result.andExpect(content().string("")); // MockMvc keeps bodies of HEAD answers, so this one is ours
+		}
+		else {
+			result.andExpect(errorCode("invalid_request"));
+		}
+		then(this.users).shouldHaveNoInteractions();
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "/", "/nope", "/token/", "/health/", "/.well-known/openid-configuration" })
+	@ValueSource(strings = { "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY", "get" })
+	void otherMethodsOnGetRoutesAre405WithAllowGetHead(String method) throws Exception {
+		for (String path : GET_ROUTES) {
+			expectError(this.mvc.perform(request(HttpMethod.valueOf(method), path).contentType(MediaType.APPLICATION_JSON)
+				.content("{}")), 405)
+				.andExpect(header().string("Allow", "GET, HEAD"))
+				.andExpect(errorCode("invalid_request"));
+		}
+		then(this.databaseHealth).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void corsPreflightIsNotAnsweredForSpring() throws Exception {
+		expectError(this.mvc.perform(options("/token").header("Origin", "https://example.com")
+			.header("Access-Control-Request-Method", "POST")), 405)
+			.andExpect(header().string("Allow", "POST"))
+			.andExpect(header().doesNotExist("Access-Control-Allow-Origin"));
+	}
+
+	/** The GET answer's status and headers; the container drops the body (DatabaseDownHttpTest checks that). */
+	@Test
+	void headOnGetRoutesIsTheGetAnswer() throws Exception {
+		given(this.databaseHealth.isUp()).willReturn(true);
+		for (String path : GET_ROUTES) {
+			MvcResult get = this.mvc.perform(get(path)).andExpect(status().isOk()).andReturn();
+			this.mvc.perform(head(path))
+				.andExpect(status().isOk())
+				.andExpect(header().string("Content-Type", get.getResponse().getContentType()))
+				.andExpect(header().string("Cache-Control", get.getResponse().getHeader("Cache-Control")));
+		}
+		given(this.databaseHealth.isUp()).willReturn(false);
+		this.mvc.perform(head("/health")).andExpect(status().isServiceUnavailable());
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "/", "/nope", "/token/", "/health/", "/health/live/", "/.well-known/openid-configuration" })
 	void unknownPathsAre404NotFound(String path) throws Exception {
-		expectError(this.mvc.perform(get(path)), 404).andExpect(content().string("{\"error\":\"not_found\"}"));
-		expectError(this.mvc.perform(post(path)), 404).andExpect(content().string("{\"error\":\"not_found\"}"));
+		for (String method : METHODS) {
+			ResultActions result = expectError(this.mvc.perform(request(HttpMethod.valueOf(method), path)), 404);
+			if (!method.equals("HEAD")) { // the container drops HEAD bodies, MockMvc does not
+				result.andExpect(content().string("{\"error\":\"not_found\"}"));
+			}
+		}
 	}
 
 	// ------------------------------------------------------------------ 503, 500
