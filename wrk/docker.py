@@ -3,6 +3,7 @@
 
     python3 wrk/docker.py standins            # stand in debian:bookworm-slim, eclipse-temurin:25-jre, postgres:15-bookworm if absent
     python3 wrk/docker.py build STACK...      # the runtime-prebuilt image of host-built artifacts (BuildKit)
+    python3 wrk/docker.py build --full STACK  # the default target: the whole build inside Docker
     python3 wrk/docker.py up [STACK...]       # build images from host-built artifacts, compose up, wait until healthy
     python3 wrk/docker.py down                # compose down -v (containers, network, database volume)
     python3 wrk/docker.py ports               # NAME=URL of every stack in the compose file
@@ -79,7 +80,7 @@ def standins_enabled() -> bool:
 
 # The public images the project uses (by tag; the Dockerfiles and docker-compose.yml pin each by digest) that
 # docker/standins/ replaces on machines without a registry.
-STANDIN_TAGS = ("debian:bookworm-slim", "eclipse-temurin:25-jre", "postgres:15-bookworm")
+STANDIN_TAGS = ("debian:bookworm-slim", "eclipse-temurin:25-jre", "postgres:15-bookworm", "maven:3-eclipse-temurin-25")
 
 
 def pinned_base_images(dockerfile: Path) -> dict[str, str]:
@@ -202,6 +203,25 @@ def standin_jre() -> None:
         wanted = ",".join(m for m in wanted if m not in dev_tools)
         run([str(jdk / "bin" / "jlink"), "--add-modules", wanted, "--strip-debug", "--no-man-pages",
              "--no-header-files", "--compress=zip-6", "--output", str(ctx / "jre")])
+        run(["docker", "build", "-q", "-t", tag, str(ctx)], quiet=True)
+
+
+def standin_maven() -> None:
+    """maven:3-eclipse-temurin-25 for full in-Docker builds of the JVM stacks (`build --full`); not needed by the
+    runtime-prebuilt images. The machine's JDK 25 and Maven, symlinks resolved."""
+    tag = "maven:3-eclipse-temurin-25"
+    if image_exists(tag):
+        return
+    jdk = stackctl.find_java_home()
+    mvn = shutil.which("mvn")
+    if stackctl.java_version(jdk) < 25 or not mvn:
+        raise ToolError(f"the Maven stand-in needs a JDK 25 and mvn (found {jdk}, mvn {mvn})")
+    maven_home = Path(mvn).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="simple-auth-maven-") as d:
+        ctx = Path(d)
+        shutil.copy(STANDINS / "maven" / "Dockerfile", ctx / "Dockerfile")
+        shutil.copytree(jdk, ctx / "jdk", symlinks=False)
+        shutil.copytree(maven_home, ctx / "maven", symlinks=False)
         run(["docker", "build", "-q", "-t", tag, str(ctx)], quiet=True)
 
 
@@ -518,8 +538,14 @@ def main(argv: list[str]) -> int:
             build_images(stacks, env)
             up(stacks, env)
         elif cmd == "build":
-            for name in argv[1:] or compose_stacks():
-                log(f"{name}: image built in {build_image(name)} s")
+            # --full: the default target (the whole build inside Docker), as users and fly.io build it.
+            full = "--full" in argv
+            names = [a for a in argv[1:] if a != "--full"] or compose_stacks()
+            if full and standins_enabled() and any(stackctl.Stack.load(n).uses_java for n in names):
+                standin_maven()
+            for name in names:
+                secs = build_image(name, target="runtime" if full else "runtime-prebuilt")
+                log(f"{name}: image built in {secs} s")
         elif cmd in ("startup", "crypto", "restart"):
             stacks = argv[1:] or compose_stacks()
             env = compose_env(readable_key())
