@@ -24,6 +24,7 @@ SIMPLE_AUTH_STANDINS=0 the pinned images are pulled as users get them.
 """
 from __future__ import annotations
 
+import calendar
 import http.client
 import json
 import os
@@ -421,7 +422,7 @@ def _started_at(cid: str) -> float:
     """The container's process start (exec) as a wall-clock timestamp."""
     iso = run(["docker", "inspect", "-f", "{{.State.StartedAt}}", cid], quiet=True).stdout.strip()
     date, frac = (iso.rstrip("Z").split(".") + ["0"])[:2]
-    return time.mktime(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) - time.timezone + float("0." + frac)
+    return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) + float("0." + frac)
 
 
 def container_start(env: dict, name: str) -> tuple[float, float]:

@@ -121,3 +121,24 @@ def test_compose_env_limits(tmp_path, monkeypatch):
 def test_cgroup_reader_without_a_container():
     cg = docker.ContainerCgroup("0" * 64)
     assert cg.cpu_seconds() is None and cg.memory() == {}
+
+
+def test_started_at_is_the_engines_utc_timestamp(monkeypatch):
+    class Res:
+        stdout = "2026-11-23T15:46:19.250000000Z\n"
+    monkeypatch.setattr(docker, "run", lambda *a, **k: Res())
+    assert docker._started_at("cid") == 1795448779.25
+
+
+def test_crypto_check_fails_on_the_fallback_warning(monkeypatch, capsys):
+    logs = {"akka": "akka_1 | INFO listening (rsa AmazonCorrettoCryptoProvider 2.5.0)\n",
+            "zio": "zio_1 | WARN native crypto provider unavailable, signing with the JDK's RSA: no libcrypto\n"}
+
+    class Res:
+        def __init__(self, text):
+            self.stdout = text
+    monkeypatch.setattr(docker, "compose", lambda args, env, **k: Res(logs[args[-1]]))
+    assert docker.crypto_check(["akka", "zio", "actix"], {}) == ["zio"]
+    out = capsys.readouterr().out
+    assert "akka: no fallback warning; signing provider AmazonCorrettoCryptoProvider" in out
+    assert "zio: FALLS BACK" in out and "actix" not in out
