@@ -1,0 +1,215 @@
+"""sql/users.py against a throw-away PostgreSQL: .venv/bin/python -m pytest sql/tests"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from argon2 import PasswordHasher, extract_parameters
+from argon2.exceptions import InvalidHashError, VerifyMismatchError
+
+ROOT = Path(__file__).resolve().parents[2]
+USERS = ROOT / "sql" / "users.py"
+VECTORS = json.loads((ROOT / "spec" / "vectors.json").read_text())
+sys.path.insert(0, str(ROOT / "wrk"))
+import stackctl  # noqa: E402
+
+PASSWORD = "Corr3ct horse battery"
+
+
+@pytest.fixture(scope="module")
+def db():
+    try:
+        stackctl.pg_bindir()
+    except stackctl.ToolError as e:
+        pytest.skip(str(e))
+    with stackctl.ThrowawayPostgres() as pg:  # always a throw-away cluster (schema and seed), never $DATABASE_URL
+        yield pg
+
+
+def run(db, *args: str, stdin: str | None = None, url: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DATABASE_URL": db.url if url is None else url}
+    return subprocess.run([sys.executable, str(USERS), *args], input=stdin, env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def row(db, email: str) -> dict | None:
+    out = db.psql("SELECT json_build_object('id', id, 'username', username, 'name', name, 'hash', password_hash, "
+                  f"'updated', updated_at) FROM users WHERE email = '{email}'")
+    return json.loads(out) if out else None
+
+
+def count(db) -> int:
+    return int(db.psql("SELECT count(*) FROM users"))
+
+
+def one_error_line(res: subprocess.CompletedProcess, code: int, text: str) -> None:
+    assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("users.py: ") and text in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and res.stdout == ""
+
+
+def test_parameters_are_the_contracts():
+    defaults = VECTORS["password_hash_defaults"]["argon2id"]
+    users = load_users_module()
+    assert (users.ARGON2_M_KIB, users.ARGON2_T, users.ARGON2_P, users.ARGON2_HASH_LEN, users.ARGON2_SALT_LEN) == (
+        defaults["m"], defaults["t"], defaults["p"], defaults["hash_len"], defaults["salt_len"])
+
+
+def test_add_stores_an_argon2id_phc_string_the_stacks_verify(db):
+    res = run(db, "add", "Alice@Example.org", "Alice Example", "--password-stdin", stdin=PASSWORD + "\n")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("added alice@example.org (username alice, id ")
+    user = row(db, "alice@example.org")  # stored lowercase: the login query is email = lower($1)
+    assert user["username"] == "alice" and user["name"] == "Alice Example"
+    stored = user["hash"]
+    # The exact encoding of spec/vectors.json's argon2id vectors: unpadded standard base64, 16-byte salt, 32-byte output.
+    reference = next(v["hash"] for v in VECTORS["passwords"] if v["name"] == "argon2id-owasp-floor")
+    pattern = r"\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}"
+    assert re.fullmatch(pattern, reference) and re.fullmatch(pattern, stored), stored
+    params = extract_parameters(stored)
+    assert (params.memory_cost, params.time_cost, params.parallelism, params.hash_len, params.salt_len) == (
+        19456, 2, 1, 32, 16)
+    assert PasswordHasher().verify(stored, PASSWORD)
+    with pytest.raises(VerifyMismatchError):
+        PasswordHasher().verify(stored, PASSWORD + "!")
+    # A random id, not derived from the e-mail (it is the tokens' sub).
+    assert user["id"] != db.psql("SELECT md5('user:alice@example.org')::uuid")
+
+
+def test_add_with_username(db):
+    res = run(db, "add", "bob@example.org", "Bob", "--username", "Bobby_1", "--password-stdin", stdin=PASSWORD)
+    assert res.returncode == 0, res.stderr
+    assert row(db, "bob@example.org")["username"] == "bobby_1"
+
+
+@pytest.mark.parametrize("email", ["", "alice", "alice@", "@example.org", "a b@example.org", "a@b", "a@@b.org",
+                                   "a@b.org\nb@c.org", "x" * 250 + "@example.org"])
+def test_bad_email(db, email):
+    before = count(db)
+    one_error_line(run(db, "add", email, "Someone", "--password-stdin", stdin=PASSWORD), 2, "not an e-mail address")
+    assert count(db) == before
+
+
+def test_duplicate_email_and_username(db):
+    assert run(db, "add", "carol@example.org", "Carol", "--password-stdin", stdin=PASSWORD).returncode == 0
+    before = count(db)
+    one_error_line(run(db, "add", "CAROL@example.org", "Carol 2", "--password-stdin", stdin=PASSWORD), 1,
+                   "already exists")
+    one_error_line(run(db, "add", "carol@other.example", "Carol 3", "--password-stdin", stdin=PASSWORD), 1,
+                   "username carol is taken (choose another with --username)")
+    one_error_line(run(db, "add", "x@example.org", "X", "--username", "johndoe", "--password-stdin", stdin=PASSWORD),
+                   1, "username johndoe is taken")
+    assert count(db) == before
+
+
+@pytest.mark.parametrize("password, text", [("", "empty"), ("\n", "empty"), ("short", "shorter than 8"),
+                                            ("x" * 1025, "longer than 1024 bytes"), ("abc\x00defghi", "NUL")])
+def test_bad_password_writes_nothing(db, password, text):
+    before = count(db)
+    one_error_line(run(db, "add", "dave@example.org", "Dave", "--password-stdin", stdin=password), 2, text)
+    assert count(db) == before and row(db, "dave@example.org") is None
+
+
+def test_no_terminal_and_no_password_stdin(db):
+    res = subprocess.run([sys.executable, str(USERS), "add", "erin@example.org", "Erin"], stdin=subprocess.DEVNULL,
+                         env={**os.environ, "DATABASE_URL": db.url}, capture_output=True, text=True, timeout=60)
+    one_error_line(res, 2, "--password-stdin")
+    assert row(db, "erin@example.org") is None
+
+
+def test_password_is_never_an_argument(db):
+    res = run(db, "add", "frank@example.org", "Frank", "--password", PASSWORD)
+    assert res.returncode == 2 and row(db, "frank@example.org") is None
+
+
+def load_users_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("users_under_test", USERS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_prompt_asks_twice(monkeypatch):
+    users = load_users_module()
+    monkeypatch.setattr(users.sys.stdin, "isatty", lambda: True)
+    answers = iter([PASSWORD, PASSWORD])
+    prompts = []
+    monkeypatch.setattr(users.getpass, "getpass", lambda prompt: prompts.append(prompt) or next(answers))
+    assert users.read_password(from_stdin=False) == PASSWORD and len(prompts) == 2
+    answers = iter([PASSWORD, PASSWORD + "?"])
+    with pytest.raises(users.Failure, match="the two passwords differ"):
+        users.read_password(from_stdin=False)
+    answers = iter([""])
+    with pytest.raises(users.Failure, match="empty"):
+        users.read_password(from_stdin=False)
+
+
+def test_reset(db):
+    assert run(db, "add", "hugo@example.org", "Hugo", "--password-stdin", stdin=PASSWORD).returncode == 0
+    before = row(db, "hugo@example.org")
+    res = run(db, "reset", "Hugo@Example.org", "--password-stdin", stdin="an0ther passphrase\n")
+    assert res.returncode == 0 and res.stdout.strip() == "new password set for hugo@example.org", res.stderr
+    after = row(db, "hugo@example.org")
+    assert PasswordHasher().verify(after["hash"], "an0ther passphrase")
+    with pytest.raises(VerifyMismatchError):
+        PasswordHasher().verify(after["hash"], PASSWORD)
+    assert after["updated"] > before["updated"] and after["id"] == before["id"]
+
+
+def test_disable_makes_the_hash_unusable_and_reset_enables(db):
+    assert run(db, "add", "ivan@example.org", "Ivan", "--password-stdin", stdin=PASSWORD).returncode == 0
+    res = run(db, "disable", "ivan@example.org")
+    assert res.returncode == 0 and res.stdout.startswith("disabled ivan@example.org"), res.stderr
+    stored = row(db, "ivan@example.org")["hash"]
+    assert re.fullmatch(r"\$disabled\$\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stored)
+    # The contract's verifiers (spec/README.md) know two schemes by their prefix; any other stored string is an
+    # unusable hash and the login is invalid_grant, as for the seed's `$bcrypt$` user (conformance suite).
+    assert not stored.startswith(("$argon2id$", "$hmac-sha256$"))
+    malformed = [v for v in VECTORS["passwords"] if v.get("malformed") and not v["hash"].startswith("$argon2id$")
+                 and not v["hash"].startswith("$hmac-sha256$")]
+    assert malformed, "spec/vectors.json has unknown-scheme vectors that every stack treats as unusable"
+    with pytest.raises(InvalidHashError):
+        PasswordHasher().verify(stored, PASSWORD)
+    assert run(db, "reset", "ivan@example.org", "--password-stdin", stdin=PASSWORD).returncode == 0
+    assert PasswordHasher().verify(row(db, "ivan@example.org")["hash"], PASSWORD)
+
+
+def test_unknown_user(db):
+    before = db.psql("SELECT md5(string_agg(password_hash, ',' ORDER BY id)) FROM users")
+    one_error_line(run(db, "reset", "nobody@example.org", "--password-stdin", stdin=PASSWORD), 1, "no user with")
+    one_error_line(run(db, "disable", "nobody@example.org"), 1, "no user with the e-mail nobody@example.org")
+    assert db.psql("SELECT md5(string_agg(password_hash, ',' ORDER BY id)) FROM users") == before
+
+
+def test_unreachable_database(db):
+    port = stackctl.free_port()
+    started = time.monotonic()
+    res = run(db, "add", "jo@example.org", "Jo", "--password-stdin", stdin=PASSWORD,
+              url=f"postgres://auth:auth@127.0.0.1:{port}/auth?connect_timeout=5")
+    one_error_line(res, 1, "cannot connect to the database")
+    assert time.monotonic() - started < 30
+
+
+def test_no_database_url(db):
+    one_error_line(run(db, "disable", "a@example.org", url=""), 2, "DATABASE_URL is not set")
+
+
+def test_wrong_password_in_url_is_not_echoed(db):
+    res = run(db, "disable", "a@example.org", url=db.url.replace("auth:auth@", "auth:hunter2-secret@"))
+    one_error_line(res, 1, "cannot connect to the database")
+    assert "hunter2-secret" not in res.stderr
+
+
+def test_schema_missing(db):
+    db.psql("DROP DATABASE IF EXISTS empty_db")
+    db.psql("CREATE DATABASE empty_db")
+    url = db.url.rsplit("/", 1)[0] + "/empty_db"
+    one_error_line(run(db, "disable", "a@example.org", url=url), 1, "load sql/schema.sql first")
