@@ -6,6 +6,9 @@
 #   make docker-test           images, docker compose, conformance per container, a fly-sized check, a docker bench
 #   make profile               CPU profiles (flame graphs) of every stack under load, into results/
 #   make run STACK=actix       one stack in the foreground with the dev key
+#   make user ARGS="add alice@example.org 'Alice'"   add / reset / disable a real user (DATABASE_URL; sql/users.py)
+#   make compare A=results/X B=results/Y             two benchmark result sets side by side (wrk/compare.py)
+#   make deps                  check what the project needs on this machine (.ci/install); installs it as root
 # A stack is any folder with a stack.json (see spec/README.md).
 
 SHELL  := bash
@@ -15,8 +18,10 @@ PY     := $(VENV)/bin/python
 STACKS := $(patsubst %/stack.json,%,$(wildcard */stack.json))
 STACK  ?=
 ONLY   := $(or $(STACK),$(STACKS))
+# rustup's cargo, when it is not on PATH yet (a fresh login shell has it; make's may not).
+export PATH := $(if $(wildcard $(HOME)/.cargo/bin/cargo),$(HOME)/.cargo/bin:)$(PATH)
 
-.PHONY: help test test-faults soak unit conformance tools-test run db build venv bench bench-smoke docker-test profile clean
+.PHONY: help deps test test-faults soak unit conformance tools-test run db build venv bench bench-smoke docker-test profile user compare clean
 .DEFAULT_GOAL := help
 
 help:
@@ -30,8 +35,13 @@ $(VENV)/.installed: spec/requirements.txt
 
 venv: $(VENV)/.installed
 
+# What the project needs on this machine, one list (.ci/install): checked first; as root (CI, the project's
+# machines) what is missing is installed, otherwise make stops with the one command that installs it.
+deps:
+	@bash .ci/install --check 2>/dev/null || { [ "$$(id -u)" -eq 0 ] && bash .ci/install; } || { bash .ci/install --check; exit 1; }
+
 # Every stack is tested even if an earlier one fails; the target fails at the end if any did.
-test: venv tools-test
+test: deps venv tools-test
 	@failed=""; \
 	for s in $(ONLY); do \
 	  echo "=== $$s: unit tests"; \
@@ -60,7 +70,7 @@ soak: venv
 # The project's own tooling: vectors up to date, runner and spec self-tests.
 tools-test: venv
 	$(PY) spec/gen_vectors.py --check
-	$(PY) -m pytest -q wrk/tests spec/tests fly
+	$(PY) -m pytest -q wrk/tests spec/tests fly sql/tests .ci
 
 build: venv
 	@for s in $(ONLY); do $(PY) wrk/stackctl.py build $$s || exit 1; done
@@ -74,17 +84,31 @@ db: venv
 
 # Extra runner flags: make bench BENCH_ARGS="--profile fly-shared-1x --stacks actix,spring"
 BENCH_ARGS ?=
-bench: venv
+bench: deps venv
+	bash .ci/install --loadgen
 	$(PY) wrk/bench.py $(BENCH_ARGS)
 
 # The whole pipeline with short phases: proves it on every change (CI).
-bench-smoke: venv
+bench-smoke: deps venv
+	bash .ci/install --loadgen
 	$(PY) wrk/bench.py --smoke $(BENCH_ARGS)
 
 # Where the CPU goes: async-profiler (JVM) / perf (actix) under wrk. make profile PROFILE_ARGS="--stacks zio --label after"
 PROFILE_ARGS ?=
 profile: venv
 	$(PY) wrk/profile.py $(PROFILE_ARGS)
+
+# Real users against DATABASE_URL: make user ARGS="add EMAIL 'NAME' [--username U]" | "reset EMAIL" | "disable EMAIL"
+# (the password is asked twice, or read from stdin with --password-stdin; see sql/users.py --help).
+ARGS ?=
+user: venv
+	@test -n "$(ARGS)" || { $(PY) sql/users.py --help; exit 2; }
+	@$(PY) sql/users.py $(ARGS)
+
+# Two benchmark result sets, stack by stack: make compare A=results/<run> B=results/<run>
+compare: venv
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=results/<run> B=results/<run>"; exit 2; }
+	$(PY) wrk/compare.py $(A) $(B)
 
 # Docker end to end (installs docker.io and starts dockerd when needed; see wrk/docker-ci.sh).
 docker-test: venv
