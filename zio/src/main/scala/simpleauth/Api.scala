@@ -4,19 +4,22 @@ import zio.*
 import zio.http.*
 import zio.json.*
 
-/** The HTTP surface: the endpoints plus explicit 404/405 answers for everything else. */
+/** The HTTP surface: the endpoints plus explicit 404/405 answers for every other method and path. */
 object Api:
   type Env = UserRepository & PasswordVerifier & TokenSigner
 
   final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long)
   given JsonEncoder[TokenResponse] = DeriveJsonEncoder.gen[TokenResponse]
 
-  /** Paths we serve and the one method each accepts (for 405 + Allow). */
-  private val knownPaths: Map[String, Method] = Map(
-    "/token"                 -> Method.POST,
-    "/health"                -> Method.GET,
-    "/health/live"           -> Method.GET,
-    "/.well-known/jwks.json" -> Method.GET
+  /** Paths we serve and the `Allow` value of their 405. */
+  private val AllowPost = "POST"
+  private val AllowGet  = "GET, HEAD"
+  private val knownPaths: Map[String, String] = Map(
+    "/token"                 -> AllowPost,
+    "/health"                -> AllowGet,
+    "/health/live"           -> AllowGet,
+    "/.well-known/jwks.json" -> AllowGet,
+    "/metrics"               -> AllowGet
   )
 
   /** Beyond this much body we stop reading and close the connection instead. */
@@ -33,25 +36,44 @@ object Api:
   /** `/health` is readiness (asks the database); `/health/live` is liveness and answers `healthUp` without it. */
   private val healthDown = healthUp.copy(status = Status.ServiceUnavailable, body = Body.fromArray("""{"status":"down"}""".getBytes(utf8)))
 
+  /** A GET endpoint: GET and HEAD (the GET answer without its body) are routed; other methods reach `fallback`. */
+  private def readOnly[R](pattern: Method => RoutePattern[Unit], path: String)(run: => URIO[R, Response]): List[Route[R, Nothing]] =
+    List(Method.GET, Method.HEAD).map(m => Route.route(pattern(m))(handler((req: Request) => exactly(path, req)(run))))
+
   /**
-   * Everything else gets the contract's 404/405 from `fallback`, which also drains the body. `Method.ANY` stands for
-   * the standard methods only, and a route for a custom one beside it hides it; so every method is listed, QUERY
-   * (the safe "GET with a body" draft) included. Left to zio-http's own empty 404, a QUERY whose body came after
-   * the answer stalled the next request on that keep-alive connection (the fault suite saw a PUT wait 10 s).
+   * Every request no route takes — an unknown path, a wrong method on a known one, any method zio-http has no route
+   * for (custom tokens such as `FOO` or `QUERY` included) — is answered by `fallback` through `Routes.notFound`,
+   * which zio-http calls for whatever its routing tree does not match. Routes with `Method.ANY` would not do: it
+   * stands for the standard methods only, and a custom method left to zio-http got its own empty 404 (a QUERY
+   * whose body came after that answer stalled the next request on the connection).
    */
-  private val fallbackMethods: List[Method] =
-    List(Method.GET, Method.HEAD, Method.POST, Method.PUT, Method.DELETE, Method.CONNECT, Method.OPTIONS,
-      Method.TRACE, Method.PATCH, Method.CUSTOM("QUERY"))
+  private lazy val notFound: Handler[Any, Nothing, Request, Response] = Handler.fromFunctionZIO[Request](fallback)
 
   val routes: Routes[Env, Nothing] =
-    Routes(
-      Method.POST / "token"                    -> handler((req: Request) => exactly("/token", req)(token(req))),
-      Method.GET / "health"                    -> handler((req: Request) => exactly("/health", req)(health)),
-      Method.GET / "health" / "live"           -> handler((req: Request) => exactly("/health/live", req)(ZIO.succeed(healthUp))),
-      Method.GET / ".well-known" / "jwks.json" -> handler((req: Request) => exactly("/.well-known/jwks.json", req)(jwks)),
-    ) ++ Routes.fromIterable(fallbackMethods.map(m => m / trailing -> handler((req: Request) => fallback(req))))
+    val served = Routes.fromIterable(
+      Route.route(Method.POST / "token")(handler((req: Request) => tokenEndpoint(req))) ::
+        readOnly(_ / "health", "/health")(health) :::
+        readOnly(_ / "health" / "live", "/health/live")(ZIO.succeed(healthUp)) :::
+        readOnly(_ / ".well-known" / "jwks.json", "/.well-known/jwks.json")(jwks) :::
+        readOnly(_ / "metrics", "/metrics")(metrics)
+    )
+    served.notFound = notFound
+    served
+
+  /**
+   * Installs `routes` on the server. zio-http 3.11's server starts from `Routes.empty` and adds what is installed
+   * with `++`, which keeps the left side's `notFound`; so ours is set there too, or requests with a method the
+   * routing tree has no root for (`FOO`, `QUERY`) would get zio-http's own empty 404.
+   */
+  val install: URIO[Env & Server, Int] =
+    ZIO.succeed(Routes.empty.notFound = notFound) *> Server.install(routes)
 
   // ---------------------------------------------------------------- endpoints
+
+  /** `POST /token` counted and timed for the metrics (a `/token/` is the fallback's 404, not counted). */
+  private def tokenEndpoint(req: Request): URIO[Env, Response] =
+    if req.path.encode != "/token" then fallback(req)
+    else exactly("/token", req, counted = true)(token(req)) @@ ServiceMetrics.tokenRequestDuration
 
   private def token(req: Request): ZIO[Env, ApiError, Response] =
     for
@@ -98,30 +120,47 @@ object Api:
       )
     }
 
+  private val metrics: URIO[UserRepository, Response] =
+    ServiceMetrics.scrape(ZIO.serviceWithZIO[UserRepository](_.poolState)).map { text =>
+      Response(
+        Status.Ok,
+        Headers(Header.Custom("Content-Type", ServiceMetrics.ContentType), Header.CacheControl.NoStore),
+        Body.fromArray(text.getBytes(utf8))
+      )
+    }
+
   private def fallback(req: Request): UIO[Response] =
     val error = knownPaths.get(req.path.encode) match
       case Some(allowed) => ApiError.MethodNotAllowed(allowed)
       case None          => ApiError.NotFound
-    drain(req).map(drained => finish(closeUnless(drained)(error.toResponse)))
+    drain(req).map(drained => finish(req)(closeUnless(drained)(error.toResponse)))
 
   // ---------------------------------------------------------------- plumbing
 
-  /** Routes match `/token/` like `/token`; the contract wants 404 for anything but the exact path. */
-  private def exactly[R](path: String, req: Request)(run: ZIO[R, ApiError, Response]): URIO[R, Response] =
+  /**
+   * Routes match `/token/` like `/token`; the contract wants 404 for anything but the exact path. A body sent with a
+   * GET or HEAD is drained like any other, so the connection stays usable.
+   */
+  private def exactly[R](path: String, req: Request, counted: Boolean = false)(run: ZIO[R, ApiError, Response]): URIO[R, Response] =
+    def count(error: Option[ApiError]): UIO[Unit] = if counted then ServiceMetrics.tokenAnswered(error) else ZIO.unit
     if req.path.encode != path then fallback(req)
     else
       run.foldCauseZIO(
         cause =>
           cause.failureOrCause match
-            case Left(err @ ApiError.PayloadTooLarge(drained)) => ZIO.succeed(closeUnless(drained)(err.toResponse))
+            case Left(err @ ApiError.PayloadTooLarge(drained)) => count(Some(err)).as(closeUnless(drained)(err.toResponse))
             case Left(err @ ApiError.UnsupportedMediaType) =>
-              drain(req).map(drained => closeUnless(drained)(err.toResponse))
-            case Left(err) => ZIO.succeed(err.toResponse)
+              count(Some(err)) *> drain(req).map(drained => closeUnless(drained)(err.toResponse))
+            case Left(err) => count(Some(err)).as(err.toResponse)
             case Right(c) if c.isInterruptedOnly => ZIO.failCause(c)
             case Right(c) =>
-              ZIO.logErrorCause("unexpected error on " + path, c).as(ApiError.ServerError.toResponse),
-        ZIO.succeed(_)
-      ).map(finish)
+              count(Some(ApiError.ServerError)) *>
+                ZIO.logErrorCause("unexpected error on " + path, c).as(ApiError.ServerError.toResponse),
+        response =>
+          if req.method == Method.POST then count(None).as(response)
+          else if !hasBody(req) then ZIO.succeed(response)
+          else drain(req).map(drained => closeUnless(drained)(response))
+      ).map(finish(req))
 
   private def closeUnless(drained: Boolean)(response: Response): Response =
     if drained then response else response.addHeader(Header.Connection.Close)
@@ -135,8 +174,18 @@ object Api:
 
   val startDraining: UIO[Unit] = ZIO.succeed(draining.set(true))
 
-  private def finish(response: Response): Response =
-    if draining.get() && response.rawHeader("connection").isEmpty then response.addHeader(Header.Connection.Close) else response
+  /**
+   * The last step of every answer: `Connection: close` while draining, and for HEAD the same status and headers
+   * without the body (its `Content-Length` stays that of the GET answer, as RFC 9110 §9.3.2 allows).
+   */
+  private def finish(req: Request)(response: Response): Response =
+    val r = if draining.get() && response.rawHeader("connection").isEmpty then response.addHeader(Header.Connection.Close) else response
+    if req.method != Method.HEAD then r
+    else
+      val withLength = r.body.knownContentLength match
+        case Some(n) if r.rawHeader("content-length").isEmpty => r.addHeader(Header.ContentLength(n))
+        case _                                                  => r
+      withLength.copy(body = Body.empty)
 
   private def announcedLength(req: Request): Option[Long] =
     req.rawHeader("content-length").flatMap(_.trim.toLongOption)

@@ -11,7 +11,8 @@ enum ApiError:
   /** `drained`: the whole body was read, so the connection can be kept. */
   case PayloadTooLarge(drained: Boolean)
   case UnsupportedMediaType
-  case MethodNotAllowed(allow: Method)
+  /** `allow`: the `Allow` header's value, `POST` or `GET, HEAD`. */
+  case MethodNotAllowed(allow: String)
   case NotFound
   case TemporarilyUnavailable
   case ServerError
@@ -48,7 +49,7 @@ object ApiError:
       case InvalidGrant           => json(Status.BadRequest, invalidGrantBytes)
       case PayloadTooLarge(_)     => json(Status.RequestEntityTooLarge, tooLarge)
       case UnsupportedMediaType   => json(Status.UnsupportedMediaType, mediaType)
-      case MethodNotAllowed(m)    => json(Status.MethodNotAllowed, methodNotAllowed, Header.Custom("Allow", m.name))
+      case MethodNotAllowed(allow) => json(Status.MethodNotAllowed, methodNotAllowed, Header.Custom("Allow", allow))
       case NotFound               => json(Status.NotFound, notFoundBytes)
       case TemporarilyUnavailable => json(Status.ServiceUnavailable, unavailable, Header.Custom("Retry-After", "1"))
       case ServerError            => json(Status.InternalServerError, serverError)

@@ -80,7 +80,7 @@ object Main extends ZIOAppDefault:
 
   private def program(cfg: AppConfig, stop: Promise[Nothing, Unit]): ZIO[Api.Env & Server, AppConfig.StartupError, Unit] =
     for
-      port <- Server.install(Api.routes).catchAllDefect(t =>
+      port <- Api.install.catchAllDefect(t =>
                 ZIO.fail(AppConfig.StartupError(s"cannot listen on ${cfg.host}:${cfg.port}: ${t.getMessage}"))
               )
       kid  <- ZIO.serviceWith[TokenSigner](_.kid)

@@ -42,11 +42,12 @@ object PasswordVerifier:
    */
   final case class Live(dummyHash: String, limit: Semaphore) extends PasswordVerifier:
     def verify(password: String, stored: String): UIO[Verification] =
-      if stored.startsWith("$argon2id$") then limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, stored)).orDie)
-      else ZIO.succeed(Hashes.verify(password, stored)) // one HMAC-SHA256: microseconds, no need to hop threads
+      (if stored.startsWith("$argon2id$") then limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, stored)).orDie)
+       else ZIO.succeed(Hashes.verify(password, stored))) // one HMAC-SHA256: microseconds, no need to hop threads
+        .tap(ServiceMetrics.passwordChecked(stored, _))
 
     def verifyDummy(password: String): UIO[Unit] =
-      limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, dummyHash)).orDie).unit
+      limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, dummyHash)).orDie) *> ServiceMetrics.dummyChecked
 
 /** The pure hashing code, kept free of ZIO so the vector tests call it directly. */
 object Hashes:

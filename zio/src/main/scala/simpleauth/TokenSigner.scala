@@ -85,7 +85,7 @@ object TokenSigner:
             )
           )
           TokenPair(access, id, ttlSeconds)
-        }
+        } @@ ServiceMetrics.tokenSigningDuration
       }
 
 /** PEM loading with the contract's refusals, the RFC 7638 kid and at_hash. */

@@ -14,6 +14,8 @@ trait UserRepository:
   def findByEmail(email: String): IO[DatabaseUnavailable, Option[User]]
   /** `SELECT 1` on a pooled connection within 1 s. */
   def healthy: UIO[Boolean]
+  /** The pool's connections by state and its waiters, for the metrics. */
+  def poolState: UIO[PoolState]
 
 object UserRepository:
   val Query = "SELECT id, username, name, email, password_hash FROM users WHERE email = lower(?)"
@@ -29,7 +31,7 @@ object UserRepository:
               ZIO.attemptBlocking(new RenewablePool(cfg)).mapError(e => AppConfig.StartupError(s"cannot set up the database pool: ${e.getMessage}"))
             )(ds => ZIO.attemptBlocking(ds.close()).orDie)
       gate <- Semaphore.make(cfg.poolSize.toLong)
-    yield Live(ds, gate, cfg.acquireTimeoutMs.millis)
+    yield Live(ds, gate, cfg.acquireTimeoutMs.millis, cfg.poolSize)
   }
 
   /** Connection-level failures (503); anything else (bad SQL, missing table) is a defect (500). */
@@ -122,6 +124,12 @@ object UserRepository:
 
     def close(): Unit = current.get().close()
 
+    /** Active and idle connections of the current pool, and the threads waiting inside its borrow. */
+    def counts: (Int, Int, Int) =
+      Option(current.get().getHikariPoolMXBean) match
+        case Some(mx) => (mx.getActiveConnections, mx.getIdleConnections, mx.getThreadsAwaitingConnection)
+        case None     => (0, 0, 0)
+
   /**
    * @param gate one permit per pooled connection: at most DB_POOL_SIZE lookups are inside JDBC at a time, each on
    *             a thread of ZIO's blocking pool; the others wait as fibers, first come first served, for at most
@@ -130,7 +138,7 @@ object UserRepository:
    *             of earlier waiters; under load a few requests waited hundreds of milliseconds (the benchmark saw a
    *             p99 of 5.7 × the median at 64 connections).
    */
-  final case class Live(ds: RenewablePool, gate: Semaphore, acquireTimeout: Duration) extends UserRepository:
+  final case class Live(ds: RenewablePool, gate: Semaphore, acquireTimeout: Duration, maxSize: Int) extends UserRepository:
     /**
      * Outages are logged on their transitions (one WARN when one starts, one INFO when it ends), not per request,
      * and at most one WARN per 10 s, so a pool that flaps under load cannot flood the log.
@@ -158,10 +166,19 @@ object UserRepository:
     private val noPermit =
       DatabaseUnavailable(new SQLTransientConnectionException("no database connection free within the acquire timeout"))
 
+    /** Fibers waiting for a permit: the callers waiting for a connection (with Hikari's own waiters, `poolState`). */
+    private val waiting = new java.util.concurrent.atomic.AtomicInteger(0)
+
+    def poolState: UIO[PoolState] =
+      ZIO.attemptBlocking(ds.counts).orElseSucceed((0, 0, 0)).map { (active, idle, inBorrow) =>
+        PoolState(active, idle, waiting.get() + inBorrow, maxSize)
+      }
+
     private def withConnection[A](f: Connection => A): IO[DatabaseUnavailable, A] =
       ZIO
         .scoped {
-          gate.withPermitScoped.timeoutFail(noPermit)(acquireTimeout) *>
+          (ZIO.succeed(waiting.incrementAndGet()) *>
+            gate.withPermitScoped.timeoutFail(noPermit)(acquireTimeout).ensuring(ZIO.succeed(waiting.decrementAndGet()))) *>
             ZIO
               .attemptBlocking {
                 val c = ds.getConnection()

@@ -21,6 +21,7 @@ final case class InMemoryUsers(users: Map[String, User], down: Ref[Boolean]) ext
       else ZIO.succeed(users.get(email.toLowerCase))
     )
   def healthy: UIO[Boolean] = down.get.map(!_)
+  def poolState: UIO[PoolState] = ZIO.succeed(PoolState(active = 1, idle = 2, pending = 0, max = 3))
 
 object InMemoryUsers:
   private def user(email: String, hash: String) = User(UUID.randomUUID(), email.takeWhile(_ != '@'), "Test User", email, hash)
@@ -58,7 +59,7 @@ object RoutesSpec extends ZIOSpecDefault:
       signerLayer,
       ZLayer.succeed(Main.serverConfig(testConfig)),
       Server.live,
-      ZLayer(Server.install(Api.routes).map(Port(_)))
+      ZLayer(Api.install.map(Port(_)))
     )
 
   val client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
@@ -81,6 +82,47 @@ object RoutesSpec extends ZIOSpecDefault:
 
   def postJson(body: String) = send("POST", "/token", Some(body), Some("application/json"))
   def postForm(body: String) = send("POST", "/token", Some(body), Some("application/x-www-form-urlencoded"))
+
+  /** One raw HTTP/1.1 request on a fresh connection (closed by us): status line, headers and whatever body came. */
+  final case class RawReply(status: Int, headers: Map[String, String], body: String)
+
+  def rawReply(request: String): ZIO[Port, Throwable, RawReply] =
+    ZIO.serviceWithZIO[Port] { port =>
+      ZIO.attemptBlocking {
+        val s = new Socket()
+        try
+          s.connect(new InetSocketAddress("127.0.0.1", port.value), 2000)
+          s.setSoTimeout(1500)
+          s.getOutputStream.write(request.getBytes(UTF_8)); s.getOutputStream.flush()
+          val in = s.getInputStream
+          val buf = new java.io.ByteArrayOutputStream()
+          val chunk = new Array[Byte](4096)
+          // Read until the server closes or goes quiet: a HEAD answer must not carry a body, so no length to trust.
+          try
+            var n = in.read(chunk)
+            while n > 0 do
+              buf.write(chunk, 0, n)
+              n = in.read(chunk)
+          catch case _: java.net.SocketTimeoutException => ()
+          val text = buf.toString(UTF_8)
+          val (head, body) = text.indexOf("\r\n\r\n") match
+            case -1 => (text, "")
+            case i  => (text.substring(0, i), text.substring(i + 4))
+          val lines = head.split("\r\n").toList
+          val headers = lines.tail.flatMap { l =>
+            l.indexOf(':') match
+              case -1 => None
+              case i  => Some(l.substring(0, i).trim.toLowerCase -> l.substring(i + 1).trim)
+          }.toMap
+          RawReply(lines.head.split(' ')(1).toInt, headers, body)
+        finally s.close()
+      }
+    }
+
+  def request(method: String, path: String, extra: String = ""): String =
+    s"$method $path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n$extra\r\n"
+
+  val getPaths = List("/health", "/health/live", "/.well-known/jwks.json", "/metrics")
 
   /** Raw HTTP/1.1 over a socket, for chunked bodies; returns the status code. */
   def raw(request: String): ZIO[Port, Throwable, (Int, String)] =
@@ -184,11 +226,105 @@ object RoutesSpec extends ZIOSpecDefault:
         e <- send("POST", "/token/", Some("{}"), Some("application/json"))
       yield assertTrue(
         isError(a, 405, "invalid_request"), a.header("allow").contains("POST"),
-        isError(b, 405, "invalid_request"), b.header("allow").contains("GET"),
-        isError(c, 405, "invalid_request"), c.header("allow").contains("GET"),
+        isError(b, 405, "invalid_request"), b.header("allow").contains("GET, HEAD"),
+        isError(c, 405, "invalid_request"), c.header("allow").contains("GET, HEAD"),
         d.status == 404, d.body == """{"error":"not_found"}""", d.header("content-type").contains("application/json"),
         e.status == 404, e.body == """{"error":"not_found"}"""
       )
+    },
+    test("every other method, standard or custom, with or without a body, gets the contract's 405 / 404") {
+      val methods = List("GET", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY", "POST")
+      val json = "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+      val chunkedBody = "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+      def ask(m: String, path: String, body: String) =
+        rawReply(s"$m $path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + (if body.isEmpty then "\r\n" else body))
+      def is405(r: RawReply, allow: String) =
+        r.status == 405 && r.headers.get("allow").contains(allow) && r.headers.get("content-type").contains("application/json") &&
+          r.body.contains("\"error\":\"invalid_request\"")
+      def is404(r: RawReply) =
+        r.status == 404 && r.headers.get("content-type").contains("application/json") && r.body == """{"error":"not_found"}"""
+      for
+        token <- ZIO.foreach(for m <- methods.filter(_ != "POST"); body <- List("", json, chunkedBody) yield (m, body))((m, b) => ask(m, "/token", b))
+        gets  <- ZIO.foreach(for p <- getPaths; m <- methods.filter(_ != "GET"); b <- List("", chunkedBody) yield (p, m, b))((p, m, b) => ask(m, p, b))
+        nope  <- ZIO.foreach(methods :+ "HEAD")(m => ask(m, "/nope", if m == "HEAD" then "" else json))
+      yield assertTrue(
+        token.forall(is405(_, "POST")),
+        gets.forall(is405(_, "GET, HEAD")),
+        nope.filter(_ != nope.last).forall(is404),
+        nope.last.status == 404, nope.last.body.isEmpty
+      )
+    },
+    test("HEAD on the GET endpoints: the GET answer's status and headers, no body; HEAD /token: its 405 without a body") {
+      for
+        heads <- ZIO.foreach(getPaths)(p => rawReply(request("HEAD", p)))
+        gets  <- ZIO.foreach(getPaths)(p => rawReply(request("GET", p)))
+        token <- rawReply(request("HEAD", "/token"))
+      yield assertTrue(
+        heads.zip(gets).forall { (h, g) =>
+          h.status == g.status && h.body.isEmpty && g.body.nonEmpty &&
+          h.headers.get("content-type") == g.headers.get("content-type") &&
+          h.headers.get("cache-control") == g.headers.get("cache-control") &&
+          h.headers.get("content-length") == g.headers.get("content-length")
+        },
+        token.status == 405, token.headers.get("allow").contains("POST"), token.body.isEmpty
+      )
+    },
+    test("a wrong method's body does not stall the next request on the connection") {
+      ZIO.serviceWithZIO[Port] { port =>
+        ZIO.attemptBlocking {
+          val s = new Socket()
+          try
+            s.connect(new InetSocketAddress("127.0.0.1", port.value), 2000)
+            s.setSoTimeout(5000)
+            val out = s.getOutputStream
+            out.write("FOO /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n".getBytes(UTF_8)); out.flush()
+            Thread.sleep(200)
+            out.write("hello".getBytes(UTF_8))
+            out.write("GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".getBytes(UTF_8)); out.flush()
+            val text = new String(s.getInputStream.readAllBytes(), UTF_8)
+            (text.startsWith("HTTP/1.1 405"), text.contains("HTTP/1.1 200"), text.contains("""{"status":"up"}"""))
+          finally s.close()
+        }
+      }.map((first, second, live) => assertTrue(first, second, live))
+    },
+    test("/metrics: Prometheus text with the contract's families; a login moves the right counter") {
+      def count(text: String, series: String): Double =
+        text.linesIterator.find(_.startsWith(series + " ")).map(_.substring(series.length + 1).toDouble).getOrElse(0.0)
+      val ok      = "simpleauth_token_requests_total{error=\"none\",status=\"200\"}"
+      val grant   = "simpleauth_token_requests_total{error=\"invalid_grant\",status=\"400\"}"
+      val hmacHit = "simpleauth_password_checks_total{result=\"match\",scheme=\"hmac-sha256\"}"
+      val dummy   = "simpleauth_password_checks_total{result=\"mismatch\",scheme=\"dummy\"}"
+      val broken  = "simpleauth_password_checks_total{result=\"unusable\",scheme=\"unknown\"}"
+      for
+        before <- send("GET", "/metrics")
+        _      <- postJson("""{"username":"john@example.com","password":"TopSecret0!"}""")
+        _      <- postJson("""{"username":"nobody@example.com","password":"nope"}""")
+        _      <- postJson("""{"username":"broken@example.com","password":"nope"}""")
+        after  <- send("GET", "/metrics")
+      yield
+        val t = after.body
+        assertTrue(
+          after.status == 200,
+          after.header("content-type").contains("text/plain; version=0.0.4; charset=utf-8"),
+          count(t, ok) == count(before.body, ok) + 1,
+          count(t, grant) == count(before.body, grant) + 2,
+          count(t, hmacHit) == count(before.body, hmacHit) + 1,
+          count(t, dummy) == count(before.body, dummy) + 1,
+          count(t, broken) == count(before.body, broken) + 1,
+          t.contains("# TYPE simpleauth_token_requests_total counter\n"),
+          t.contains("# TYPE simpleauth_token_request_duration_seconds histogram\n"),
+          t.contains("simpleauth_token_request_duration_seconds_bucket{le=\"0.0025\"} "),
+          t.contains("simpleauth_token_request_duration_seconds_bucket{le=\"+Inf\"} "),
+          count(t, "simpleauth_token_request_duration_seconds_count") >= 3,
+          t.contains("simpleauth_token_request_duration_seconds_sum "),
+          t.contains("# TYPE simpleauth_token_signing_duration_seconds histogram\n"),
+          t.contains("simpleauth_token_signing_duration_seconds_bucket{le=\"0.0001\"} "),
+          count(t, "simpleauth_token_signing_duration_seconds_count") >= 1,
+          count(t, "simpleauth_db_pool_connections{state=\"active\"}") == 1,
+          count(t, "simpleauth_db_pool_connections{state=\"idle\"}") == 2,
+          t.contains("simpleauth_db_pool_pending 0\n"),
+          count(t, "simpleauth_db_pool_max") == 3
+        )
     },
     test("JWKS carries the dev key's kid with public caching") {
       send("GET", "/.well-known/jwks.json").map { r =>

@@ -1,0 +1,185 @@
+package simpleauth
+
+import zio.*
+import zio.metrics.{Metric, MetricKeyType, MetricLabel, MetricPair, MetricState}
+
+/**
+ * The service's metrics (contract: Metrics), recorded with ZIO's own `zio.metrics.Metric` where the request path
+ * already decides things (error mapping, password verifier, signer, pool) and served by `GET /metrics` as
+ * Prometheus text. Every labelled series is made once here, so recording is a lookup-free update of a ZIO metric.
+ */
+object ServiceMetrics:
+  private def seconds(d: Duration): Double = d.toNanos / 1e9
+
+  // ---------------------------------------------------------------- POST /token
+
+  private val tokenRequestsName = "simpleauth_token_requests_total"
+  private def tokenRequests(status: Int, error: String) =
+    Metric.counter(tokenRequestsName).tagged(MetricLabel("status", status.toString), MetricLabel("error", error))
+
+  private val tokenOk             = tokenRequests(200, "none")
+  private val tokenInvalidRequest = tokenRequests(400, "invalid_request")
+  private val tokenInvalidGrant   = tokenRequests(400, "invalid_grant")
+  private val tokenUnsupported    = tokenRequests(400, "unsupported_grant_type")
+  private val tokenTooLarge       = tokenRequests(413, "invalid_request")
+  private val tokenMediaType      = tokenRequests(415, "invalid_request")
+  private val tokenUnavailable    = tokenRequests(503, "temporarily_unavailable")
+  private val tokenServerError    = tokenRequests(500, "server_error")
+  private val tokenNotAllowed     = tokenRequests(405, "invalid_request")
+  private val tokenNotFound       = tokenRequests(404, "not_found")
+
+  /** One per response to `POST /token`: `None` for a 200, else the error it was answered with. */
+  def tokenAnswered(error: Option[ApiError]): UIO[Unit] =
+    (error match
+      case None                                 => tokenOk
+      case Some(ApiError.InvalidRequest(_))     => tokenInvalidRequest
+      case Some(ApiError.InvalidGrant)          => tokenInvalidGrant
+      case Some(ApiError.UnsupportedGrantType)  => tokenUnsupported
+      case Some(ApiError.PayloadTooLarge(_))    => tokenTooLarge
+      case Some(ApiError.UnsupportedMediaType)  => tokenMediaType
+      case Some(ApiError.TemporarilyUnavailable) => tokenUnavailable
+      case Some(ApiError.ServerError)           => tokenServerError
+      case Some(ApiError.MethodNotAllowed(_))   => tokenNotAllowed
+      case Some(ApiError.NotFound)              => tokenNotFound
+    ).increment
+
+  val TokenRequestBuckets: Chunk[Double] = Chunk(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+
+  private val tokenRequestHistogram =
+    Metric.histogram("simpleauth_token_request_duration_seconds", MetricKeyType.Histogram.Boundaries.fromChunk(TokenRequestBuckets))
+
+  /** Every `POST /token` handled, as an aspect: `effect @@ tokenRequestDuration`. */
+  val tokenRequestDuration = tokenRequestHistogram.trackDurationWith(seconds)
+
+  // ---------------------------------------------------------------- passwords
+
+  private def passwordChecks(scheme: String, result: String) =
+    Metric.counter("simpleauth_password_checks_total").tagged(MetricLabel("scheme", scheme), MetricLabel("result", result))
+
+  private val schemes = List("argon2id", "hmac-sha256", "unknown")
+  private val checks: Map[(String, String), Metric.Counter[Long]] =
+    (for s <- schemes; r <- List("match", "mismatch", "unusable") yield (s, r) -> passwordChecks(s, r)).toMap
+  private val dummyCheck = passwordChecks("dummy", "mismatch")
+
+  /** The scheme a stored hash names by its prefix; `unknown` if none we know (so labels stay bounded). */
+  def schemeOf(stored: String): String =
+    if stored.startsWith("$argon2id$") then "argon2id"
+    else if stored.startsWith("$hmac-sha256$") then "hmac-sha256"
+    else "unknown"
+
+  def passwordChecked(stored: String, result: Verification): UIO[Unit] =
+    val outcome = result match
+      case Verification.Match       => "match"
+      case Verification.Mismatch    => "mismatch"
+      case Verification.Unusable(_) => "unusable"
+    checks((schemeOf(stored), outcome)).increment
+
+  /** The unknown-user equaliser: always a mismatch. */
+  val dummyChecked: UIO[Unit] = dummyCheck.increment
+
+  // ---------------------------------------------------------------- signing
+
+  val TokenSigningBuckets: Chunk[Double] = Chunk(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
+
+  private val tokenSigningHistogram =
+    Metric.histogram("simpleauth_token_signing_duration_seconds", MetricKeyType.Histogram.Boundaries.fromChunk(TokenSigningBuckets))
+
+  /** Time to sign one token pair (both tokens), as an aspect. */
+  val tokenSigningDuration = tokenSigningHistogram.trackDurationWith(seconds)
+
+  // ---------------------------------------------------------------- pool
+
+  private val poolActive  = Metric.gauge("simpleauth_db_pool_connections").tagged(MetricLabel("state", "active"))
+  private val poolIdle    = Metric.gauge("simpleauth_db_pool_connections").tagged(MetricLabel("state", "idle"))
+  private val poolPending = Metric.gauge("simpleauth_db_pool_pending")
+  private val poolMax     = Metric.gauge("simpleauth_db_pool_max")
+
+  /** Pool gauges are read from the pool when scraped (nothing to do per request). */
+  def poolSampled(state: PoolState): UIO[Unit] =
+    poolActive.update(state.active.toDouble) *> poolIdle.update(state.idle.toDouble) *>
+      poolPending.update(state.pending.toDouble) *> poolMax.update(state.max.toDouble)
+
+  // ---------------------------------------------------------------- exposition
+
+  val ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+  /**
+   * ZIO registers a metric on its first update or read; reading the contract's series makes every family appear
+   * (at zero) from the first scrape on, before any request has touched it.
+   */
+  private val contractSeries: UIO[Unit] =
+    ZIO.foreachDiscard(
+      List(tokenOk, tokenInvalidRequest, tokenInvalidGrant, tokenUnsupported, tokenTooLarge, tokenMediaType, tokenUnavailable) ++
+        checks.values ++ List(dummyCheck)
+    )(_.value) *> tokenRequestHistogram.value *> tokenSigningHistogram.value.unit
+
+  /** The pool sampled, then every metric of this runtime's registry as Prometheus text (format 0.0.4). */
+  def scrape[R](pool: URIO[R, PoolState]): URIO[R, String] =
+    contractSeries *> pool.flatMap(poolSampled) *> ZIO.metrics.map(m => PrometheusText.render(m.metrics))
+
+/** What the pool gauges show. `pending`: callers waiting for a connection. */
+final case class PoolState(active: Int, idle: Int, pending: Int, max: Int)
+
+/**
+ * Prometheus text exposition format 0.0.4 for a snapshot of ZIO metrics: one `# TYPE` line per family, families,
+ * series and labels in a stable (sorted) order. Histograms give cumulative `_bucket{le}` series (ZIO's last bound, `Double.MaxValue`,
+ * is `+Inf`), `_sum` and `_count`; summaries their quantiles, `_sum` and `_count`; frequencies one counter series
+ * per value (label `bucket`).
+ */
+object PrometheusText:
+  def render(metrics: Iterable[MetricPair.Untyped]): String =
+    val sb = new java.lang.StringBuilder(4096)
+    metrics.groupBy(p => name(p.metricKey.name)).toList.sortBy(_._1).foreach { (family, pairs) =>
+      val sorted = pairs.toList.sortBy(p => labels(sortedTags(p)))
+      sorted.head.metricState match
+        case _: MetricState.Counter   => sb.append("# TYPE ").append(family).append(" counter\n")
+        case _: MetricState.Gauge     => sb.append("# TYPE ").append(family).append(" gauge\n")
+        case _: MetricState.Histogram => sb.append("# TYPE ").append(family).append(" histogram\n")
+        case _: MetricState.Summary   => sb.append("# TYPE ").append(family).append(" summary\n")
+        case _: MetricState.Frequency => sb.append("# TYPE ").append(family).append(" counter\n")
+      sorted.foreach { pair =>
+        val tags = sortedTags(pair)
+        pair.metricState match
+          case MetricState.Counter(count) => sample(sb, family, tags, count)
+          case MetricState.Gauge(value)   => sample(sb, family, tags, value)
+          case MetricState.Histogram(buckets, count, _, _, sum) =>
+            var infDone = false
+            buckets.foreach { (bound, cumulative) =>
+              val le = if bound >= Double.MaxValue then { infDone = true; "+Inf" } else number(bound)
+              sample(sb, family + "_bucket", tags :+ MetricLabel("le", le), cumulative.toDouble)
+            }
+            if !infDone then sample(sb, family + "_bucket", tags :+ MetricLabel("le", "+Inf"), count.toDouble)
+            sample(sb, family + "_sum", tags, sum)
+            sample(sb, family + "_count", tags, count.toDouble)
+          case MetricState.Summary(_, quantiles, count, _, _, sum) =>
+            quantiles.foreach { (q, value) =>
+              sample(sb, family, tags :+ MetricLabel("quantile", number(q)), value.getOrElse(Double.NaN))
+            }
+            sample(sb, family + "_sum", tags, sum)
+            sample(sb, family + "_count", tags, count.toDouble)
+          case MetricState.Frequency(occurrences) =>
+            occurrences.toList.sortBy(_._1).foreach((value, n) => sample(sb, family, tags :+ MetricLabel("bucket", value), n.toDouble))
+      }
+    }
+    sb.toString
+
+  private def sortedTags(pair: MetricPair.Untyped): List[MetricLabel] = pair.metricKey.tags.toList.sortBy(_.key)
+
+  private def sample(sb: java.lang.StringBuilder, family: String, tags: List[MetricLabel], value: Double): Unit =
+    sb.append(family).append(labels(tags)).append(' ').append(number(value)).append('\n')
+
+  private def labels(tags: List[MetricLabel]): String =
+    if tags.isEmpty then ""
+    else tags.map(t => s"""${name(t.key)}="${escape(t.value)}"""").mkString("{", ",", "}")
+
+  /** Metric and label names may hold `[a-zA-Z0-9_:]` only (a library's own metric could carry others). */
+  private def name(s: String): String = s.map(c => if c.isLetterOrDigit && c < 128 || c == '_' || c == ':' then c else '_')
+
+  private def escape(s: String): String = s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
+
+  /** Shortest plain form: `5`, `0.0001`, `2.5`; `+Inf`, `-Inf`, `NaN` as the format spells them. */
+  def number(d: Double): String =
+    if d.isNaN then "NaN"
+    else if d.isPosInfinity then "+Inf"
+    else if d.isNegInfinity then "-Inf"
+    else java.math.BigDecimal.valueOf(d).stripTrailingZeros.toPlainString
