@@ -6,8 +6,11 @@ import java.nio.file.{Files, Path}
 
 import zio.*
 
-/** JDBC settings derived from a libpq-style `DATABASE_URL`. */
-final case class JdbcSettings(url: String, user: Option[String], password: Option[String]):
+/**
+ * JDBC settings derived from a libpq-style `DATABASE_URL`. `properties` are pgjdbc connection properties (the TLS
+ * settings), given to the pool and to the pool's recovery probe alike.
+ */
+final case class JdbcSettings(url: String, user: Option[String], password: Option[String], properties: Map[String, String] = Map.empty):
   /** Where we connect, for log lines: never the password. */
   def display: String = url.takeWhile(_ != '?')
 
@@ -85,7 +88,13 @@ object AppConfig:
     case Config.Error.SourceUnavailable(_, m, _) => m
     case Config.Error.Unsupported(_, m)       => m
 
-  /** `postgres://user:pass@host:port/db?params` -> `jdbc:postgresql://host:port/db?params` + user/password properties. */
+  /** libpq's `sslmode` values we honour; `allow` is refused (pgjdbc and tokio-postgres cannot honour it alike). */
+  val SslModes: List[String] = List("disable", "prefer", "require", "verify-ca", "verify-full")
+
+  /**
+   * `postgres://user:pass@host:port/db?params` -> `jdbc:postgresql://host:port/db?params` + user/password, with
+   * libpq's TLS parameters turned into pgjdbc properties (see `tlsProperties`); other parameters pass through.
+   */
   def parseDatabaseUrl(raw: String): Either[String, JdbcSettings] =
     val bad = "malformed DATABASE_URL (expected postgres://user:password@host:port/database)"
     try
@@ -102,12 +111,63 @@ object AppConfig:
             info.indexOf(':') match
               case -1 => (Some(dec(info)), None)
               case i  => (Some(dec(info.substring(0, i))), Some(dec(info.substring(i + 1))))
+        val params = Option(u.getRawQuery).filter(_.nonEmpty).toList.flatMap(_.split('&')).filter(_.nonEmpty).map { p =>
+          p.indexOf('=') match
+            case -1 => (dec(p), p, "")
+            case i  => (dec(p.substring(0, i)), p, dec(p.substring(i + 1)))
+        }
+        def param(name: String): Option[String] = params.reverse.collectFirst { case (`name`, _, v) => v }
         Option(u.getRawPath).map(_.stripPrefix("/")).filter(_.nonEmpty).orElse(user) match
           case None                        => Left(s"$bad: no database name")
           case Some(d) if d.contains("/") => Left(s"$bad: bad database name")
           case Some(d) =>
-            val port  = if u.getPort == -1 then 5432 else u.getPort
-            val query = Option(u.getRawQuery).filter(_.nonEmpty).map("?" + _).getOrElse("")
-            Right(JdbcSettings(s"jdbc:postgresql://${u.getHost}:$port/$d$query", user, password))
+            tlsProperties(param("sslmode"), param("sslrootcert")).map { props =>
+              val port  = if u.getPort == -1 then 5432 else u.getPort
+              val rest  = params.collect { case (k, rawParam, _) if k != "sslmode" && k != "sslrootcert" => rawParam }
+              val query = if rest.isEmpty then "" else rest.mkString("?", "&", "")
+              JdbcSettings(s"jdbc:postgresql://${u.getHost}:$port/$d$query", user, password, props)
+            }
     catch
       case _: URISyntaxException | _: IllegalArgumentException => Left(bad)
+
+  /**
+   * libpq's `sslmode`/`sslrootcert` as pgjdbc properties, with libpq's meanings (pgjdbc's own differ in places):
+   *  - `prefer` (the default, as in libpq) and `disable` map one to one; `prefer` encrypts when the server offers
+   *    TLS and does not verify.
+   *  - `require` without `sslrootcert` encrypts without verifying (pgjdbc's `require` does exactly that and never
+   *    falls back to plain TCP); with `sslrootcert` libpq verifies the chain, so it becomes pgjdbc's `verify-ca`.
+   *  - `verify-ca` / `verify-full` need `sslrootcert`: pgjdbc would otherwise look for `~/.postgresql/root.crt`.
+   *    `verify-full` makes pgjdbc check the host name against the certificate's DNS and IP SANs.
+   *  - `sslrootcert=system` uses the JDK's trust store (`DefaultJavaSSLFactory`); a path must be a readable PEM file
+   *    with at least one certificate, checked here so a bad file stops the start instead of failing every connect.
+   */
+  def tlsProperties(sslmode: Option[String], sslrootcert: Option[String]): Either[String, Map[String, String]] =
+    val mode = sslmode.getOrElse("prefer")
+    if !SslModes.contains(mode) then
+      Left(s"unsupported sslmode '$mode' (accepted: ${SslModes.mkString(", ")})")
+    else
+      val root: Either[String, Option[Map[String, String]]] = sslrootcert match
+        case None | Some("") => Right(None)
+        case Some("system")  => Right(Some(Map("sslfactory" -> "org.postgresql.ssl.DefaultJavaSSLFactory")))
+        case Some(path)      => readableCaFile(path).map(_ => Some(Map("sslrootcert" -> path)))
+      root.flatMap {
+        case None if mode.startsWith("verify-") =>
+          Left(s"sslmode=$mode needs sslrootcert (a PEM file of CA certificates, or 'system')")
+        case None                               => Right(Map("sslmode" -> mode))
+        case Some(ca) if mode == "require"      => Right(ca + ("sslmode" -> "verify-ca"))
+        case Some(ca) if mode.startsWith("verify-") => Right(ca + ("sslmode" -> mode))
+        case Some(_)                            => Right(Map("sslmode" -> mode)) // disable / prefer: nothing is verified
+      }
+
+  private def readableCaFile(path: String): Either[String, Unit] =
+    try
+      val in = Files.newInputStream(Path.of(path))
+      try
+        val certs = java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)
+        if certs.isEmpty then Left(s"sslrootcert $path holds no certificate") else Right(())
+      finally in.close()
+    catch
+      case e: java.io.IOException =>
+        Left(s"cannot read sslrootcert $path (${e.getClass.getSimpleName})")
+      case _: java.security.cert.CertificateException | _: java.nio.file.InvalidPathException =>
+        Left(s"sslrootcert $path is not a PEM file of CA certificates")

@@ -62,6 +62,7 @@ object UserRepository:
     hc.addDataSourceProperty("socketTimeout", "30")
     hc.addDataSourceProperty("tcpKeepAlive", "true")
     hc.addDataSourceProperty("ApplicationName", "simple-auth-zio")
+    cfg.database.properties.foreach((k, v) => hc.addDataSourceProperty(k, v)) // sslmode, sslrootcert, sslfactory
     new HikariDataSource(hc)
 
   /**
@@ -113,6 +114,7 @@ object UserRepository:
       props.setProperty("connectTimeout", seconds)
       props.setProperty("loginTimeout", seconds)
       props.setProperty("socketTimeout", seconds)
+      cfg.database.properties.foreach((k, v) => props.setProperty(k, v)) // the same TLS settings as the pool
       props
 
     private def reachable(): Boolean =

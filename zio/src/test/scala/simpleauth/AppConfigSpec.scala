@@ -2,6 +2,16 @@ package simpleauth
 
 import zio.test.*
 
+/** A self-signed CA certificate (test data only: nothing trusts it). */
+object TestCa:
+  lazy val pem: String =
+    val dir = java.nio.file.Files.createTempDirectory("ca")
+    val key = dir.resolve("ca.key"); val crt = dir.resolve("ca.pem")
+    val p = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.toString,
+      "-out", crt.toString, "-days", "1", "-subj", "/CN=simple-auth test CA").redirectErrorStream(true).start()
+    p.getInputStream.readAllBytes(); p.waitFor()
+    java.nio.file.Files.readString(crt)
+
 object AppConfigSpec extends ZIOSpecDefault:
   import AppConfig.parseDatabaseUrl
 
@@ -9,14 +19,45 @@ object AppConfigSpec extends ZIOSpecDefault:
     test("libpq URL -> JDBC URL with user and password as properties") {
       assertTrue(
         parseDatabaseUrl("postgres://auth:auth@127.0.0.1:5432/auth") ==
-          Right(JdbcSettings("jdbc:postgresql://127.0.0.1:5432/auth", Some("auth"), Some("auth")))
+          Right(JdbcSettings("jdbc:postgresql://127.0.0.1:5432/auth", Some("auth"), Some("auth"), Map("sslmode" -> "prefer")))
       )
     },
     test("fly.io form keeps query parameters; default port; percent-encoded password") {
       assertTrue(
-        parseDatabaseUrl("postgres://u:p%40ss@db.internal:5433/app?sslmode=disable") ==
-          Right(JdbcSettings("jdbc:postgresql://db.internal:5433/app?sslmode=disable", Some("u"), Some("p@ss"))),
+        parseDatabaseUrl("postgres://u:p%40ss@db.internal:5433/app?sslmode=disable&connect_timeout=5") ==
+          Right(JdbcSettings("jdbc:postgresql://db.internal:5433/app?connect_timeout=5", Some("u"), Some("p@ss"), Map("sslmode" -> "disable"))),
         parseDatabaseUrl("postgresql://u@host/db").map(_.url) == Right("jdbc:postgresql://host:5432/db")
+      )
+    },
+    test("sslmode / sslrootcert become pgjdbc properties with libpq's meanings") {
+      val ca = java.nio.file.Files.createTempFile("ca", ".pem")
+      java.nio.file.Files.writeString(ca, TestCa.pem)
+      def props(q: String) = parseDatabaseUrl(s"postgres://u:p@127.0.0.1/db$q").map(_.properties)
+      assertTrue(
+        props("") == Right(Map("sslmode" -> "prefer")),
+        props("?sslmode=disable") == Right(Map("sslmode" -> "disable")),
+        props("?sslmode=require") == Right(Map("sslmode" -> "require")),
+        // libpq's rule: require with a root certificate verifies the chain
+        props(s"?sslmode=require&sslrootcert=$ca") == Right(Map("sslmode" -> "verify-ca", "sslrootcert" -> ca.toString)),
+        props(s"?sslmode=verify-ca&sslrootcert=$ca") == Right(Map("sslmode" -> "verify-ca", "sslrootcert" -> ca.toString)),
+        props(s"?sslmode=verify-full&sslrootcert=$ca") == Right(Map("sslmode" -> "verify-full", "sslrootcert" -> ca.toString)),
+        props("?sslmode=verify-full&sslrootcert=system") ==
+          Right(Map("sslmode" -> "verify-full", "sslfactory" -> "org.postgresql.ssl.DefaultJavaSSLFactory")),
+        props("?sslmode=require&sslrootcert=system") ==
+          Right(Map("sslmode" -> "verify-ca", "sslfactory" -> "org.postgresql.ssl.DefaultJavaSSLFactory")),
+        parseDatabaseUrl(s"postgres://u:p@h/db?sslmode=verify-full&sslrootcert=$ca").map(_.url) == Right("jdbc:postgresql://h:5432/db")
+      )
+    },
+    test("TLS refusals: other sslmode values, verify-* without sslrootcert, an unreadable or empty sslrootcert") {
+      val empty = java.nio.file.Files.createTempFile("empty", ".pem")
+      def refused(q: String) = parseDatabaseUrl(s"postgres://u:p@127.0.0.1/db$q").left.toOption.getOrElse("")
+      assertTrue(
+        refused("?sslmode=bogus").contains("accepted: disable, prefer, require, verify-ca, verify-full"),
+        refused("?sslmode=allow").contains("unsupported sslmode 'allow'"),
+        refused("?sslmode=verify-full").contains("needs sslrootcert"),
+        refused("?sslmode=verify-ca").contains("needs sslrootcert"),
+        refused("?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem").contains("cannot read sslrootcert /nonexistent/ca.pem"),
+        refused(s"?sslmode=require&sslrootcert=$empty").contains("holds no certificate")
       )
     },
     test("malformed URLs are refused") {
