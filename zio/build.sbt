@@ -3,6 +3,15 @@ ThisBuild / version      := "1.0.0"
 ThisBuild / organization := "example.simpleauth"
 
 val zioVersion     = "2.1.26"
+
+// ACCP ships its native library (AWS-LC) per platform. The classifier follows the machine that builds (os.arch),
+// so an arm64 build — a Docker build on arm included — signs natively too; on any other architecture the x86-64
+// jar is taken and the service, finding no loadable library, signs with the JDK and says so at start (WARN line).
+// The same rule in all three JVM stacks.
+val accpClassifier = sys.props.getOrElse("os.arch", "") match {
+  case "aarch64" | "arm64" => "linux-aarch64"
+  case _                   => "linux-x86_64"
+}
 val zioHttpVersion = "3.11.3"
 
 lazy val root = (project in file("."))
@@ -18,7 +27,7 @@ lazy val root = (project in file("."))
       "com.nimbusds"          % "nimbus-jose-jwt" % "10.10",
       "org.bouncycastle"      % "bcprov-jdk18on"  % "1.86",
       // RSA signing through AWS-LC (native), the same provider in all three JVM stacks: see NativeCrypto.
-      ("software.amazon.cryptools" % "AmazonCorrettoCryptoProvider" % "2.5.0").classifier("linux-x86_64"),
+      ("software.amazon.cryptools" % "AmazonCorrettoCryptoProvider" % "2.5.0").classifier(accpClassifier),
       "org.slf4j"             % "slf4j-simple"    % "2.0.20",
       "dev.zio"              %% "zio-test"        % zioVersion % Test,
       "dev.zio"              %% "zio-test-sbt"    % zioVersion % Test

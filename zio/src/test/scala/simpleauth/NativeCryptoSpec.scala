@@ -19,7 +19,7 @@ object NativeCryptoSpec extends ZIOSpecDefault:
   private def privateKey: PrivateKey = RsaKeys.load(Vectors.devKeyPem).toOption.get.toRSAPrivateKey
 
   def spec = suite("NativeCrypto")(
-    test("signs with AWS-LC on Linux x86-64 and gives the JDK's bytes") {
+    test("signs with AWS-LC on Linux x86-64 and aarch64 and gives the JDK's bytes") {
       val jdk = sign(privateKey, Signature.getInstance("SHA256withRSA", "SunRsaSign"))
       for unavailable <- NativeCrypto.install
       yield
@@ -31,5 +31,5 @@ object NativeCryptoSpec extends ZIOSpecDefault:
           // RSASSA-PKCS1-v1_5 is deterministic: same key, same input, same bytes.
           sign(privateKey, signature).sameElements(jdk)
         )
-    } @@ TestAspect.ifProp("os.name")(_ == "Linux") @@ TestAspect.ifProp("os.arch")(a => a == "amd64" || a == "x86_64")
+    } @@ TestAspect.ifProp("os.name")(_ == "Linux") @@ TestAspect.ifProp("os.arch")(a => Set("amd64", "x86_64", "aarch64", "arm64").contains(a))
   )
