@@ -7,12 +7,14 @@
 With --stack, a PostgreSQL cluster of its own is created for the run unless
 DATABASE_URL is set; the database-outage tests always use a cluster of their
 own, since they stop and start it. With --db-tls every cluster the suite
-starts accepts TLS only, and the service gets sslmode=require or
-sslmode=verify-full&sslrootcert=<the cluster's CA>. `-m tls_core` selects the
-tests whose outcome depends on the database connection (the CI subset under TLS).
+starts accepts TLS only (DATABASE_URL is then not used), and the service gets
+sslmode=require or sslmode=verify-full&sslrootcert=<the cluster's CA>.
+`-m tls_core` selects the tests whose outcome depends on the database
+connection (the short TLS run).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -36,8 +38,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "tls_core: depends on the database connection; the subset CI runs under --db-tls")
-    if config.getoption("--db-tls") and (os.environ.get("DATABASE_URL") or config.getoption("--base-url")):
-        raise pytest.UsageError("--db-tls starts TLS-only clusters of its own: unset DATABASE_URL, drop --base-url")
+    if config.getoption("--db-tls") and config.getoption("--base-url"):
+        raise pytest.UsageError("--db-tls starts the stack on TLS-only clusters of its own; drop --base-url")
 
 
 def pytest_report_header(config):
@@ -60,10 +62,14 @@ def new_cluster(db_tls):
 
 
 @pytest.fixture(scope="session")
-def open_database(db_tls):
-    """stackctl.database() as the run asks for it: DATABASE_URL, else a throw-away cluster (TLS-only under
-    --db-tls). A context manager yielding (url, cluster or None)."""
-    return lambda: stackctl.database(tls=db_tls is not None, tls_mode=db_tls or "verify-full")
+def open_database(db_tls, new_cluster):
+    """The run's database, a context manager yielding (url, cluster or None): DATABASE_URL, else a throw-away
+    cluster; under --db-tls always a TLS-only throw-away cluster (DATABASE_URL is not ours to make TLS-only)."""
+    @contextlib.contextmanager
+    def tls_only():
+        with new_cluster() as pg:
+            yield pg.url, pg
+    return tls_only if db_tls else stackctl.database
 
 
 @pytest.fixture(scope="session")
