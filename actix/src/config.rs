@@ -6,7 +6,10 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use percent_encoding::percent_decode_str;
 use tracing::Level;
+
+use crate::tls::DatabaseTls;
 
 /// Where the PEM of the signing key comes from.
 #[derive(Clone)]
@@ -30,6 +33,8 @@ pub struct Config {
     pub host: String,
     pub port: u16,
     pub database: tokio_postgres::Config,
+    /// `sslmode` / `sslrootcert` of DATABASE_URL.
+    pub database_tls: DatabaseTls,
     pub pool_size: usize,
     pub acquire_timeout: Duration,
     pub key: KeySource,
@@ -45,6 +50,8 @@ pub enum ConfigError {
     Invalid { name: &'static str, reason: String },
     #[error("DATABASE_URL is malformed: {0} (expected postgres://user:password@host:port/database[?sslmode=disable])")]
     DatabaseUrl(String),
+    #[error("DATABASE_URL: {0}")]
+    DatabaseTls(String),
     #[error(
         "no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM RSA key) or JWT_PRIVATE_KEY (the PEM itself)"
     )]
@@ -66,7 +73,7 @@ impl Config {
         let host = get("HOST").unwrap_or_else(|| "0.0.0.0".to_owned());
         let port = parse_number::<u16>(&get, "PORT", 8080)?;
         let database_url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
-        let database = parse_database_url(&database_url)?;
+        let (database, database_tls) = parse_database_url(&database_url)?;
         let pool_size = parse_number::<usize>(&get, "DB_POOL_SIZE", 10)?;
         if pool_size == 0 {
             return Err(invalid("DB_POOL_SIZE", "must be at least 1"));
@@ -101,6 +108,7 @@ impl Config {
             host,
             port,
             database,
+            database_tls,
             pool_size,
             acquire_timeout: Duration::from_millis(acquire_ms),
             key,
@@ -130,24 +138,44 @@ fn parse_number<T: FromStr>(
 /// Parses a libpq-style URL (the form fly.io sets). The key=value form that
 /// tokio-postgres also understands is refused: the contract names a URL, and
 /// a typo such as `mysql://...` must not slip through as "key=value".
+/// `sslmode` and `sslrootcert` are taken out and read with libpq's meanings
+/// (tokio-postgres knows neither `verify-ca`/`verify-full` nor
+/// `sslrootcert`); the rest goes to tokio-postgres.
 /// Error texts never repeat the URL, which carries the password.
-pub fn parse_database_url(url: &str) -> Result<tokio_postgres::Config, ConfigError> {
+pub fn parse_database_url(url: &str) -> Result<(tokio_postgres::Config, DatabaseTls), ConfigError> {
     let lower = url.to_ascii_lowercase();
     if !(lower.starts_with("postgres://") || lower.starts_with("postgresql://")) {
         return Err(ConfigError::DatabaseUrl("the scheme must be postgres:// or postgresql://".to_owned()));
     }
-    let config = tokio_postgres::Config::from_str(url).map_err(|e| ConfigError::DatabaseUrl(e.to_string()))?;
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut sslmode = None;
+    let mut sslrootcert = None;
+    let mut rest = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        // As libpq, the last occurrence of a parameter wins.
+        let slot = match key {
+            "sslmode" => &mut sslmode,
+            "sslrootcert" => &mut sslrootcert,
+            _ => {
+                rest.push(pair);
+                continue;
+            }
+        };
+        let decoded = percent_decode_str(value)
+            .decode_utf8()
+            .map_err(|_| ConfigError::DatabaseUrl(format!("{key} is not valid UTF-8 once percent-decoded")))?;
+        *slot = Some(decoded.into_owned());
+    }
+    let tls = DatabaseTls::from_params(sslmode.as_deref(), sslrootcert.as_deref()).map_err(ConfigError::DatabaseTls)?;
+    let stripped = if rest.is_empty() { base.to_owned() } else { format!("{base}?{}", rest.join("&")) };
+    let mut config =
+        tokio_postgres::Config::from_str(&stripped).map_err(|e| ConfigError::DatabaseUrl(e.to_string()))?;
     if config.get_hosts().is_empty() {
         return Err(ConfigError::DatabaseUrl("no host".to_owned()));
     }
-    // This build connects without TLS (as fly.io's private network expects:
-    // sslmode=disable); a URL that requires TLS would fail on every request.
-    if matches!(config.get_ssl_mode(), tokio_postgres::config::SslMode::Require) {
-        return Err(ConfigError::DatabaseUrl(
-            "sslmode=require is not supported by this build (use sslmode=disable or prefer)".to_owned(),
-        ));
-    }
-    Ok(config)
+    config.ssl_mode(tls.negotiation());
+    Ok((config, tls))
 }
 
 #[cfg(test)]
@@ -199,8 +227,9 @@ mod tests {
             "not a url",
             "mysql://auth:auth@127.0.0.1:3306/auth",
             "postgres://auth:secretpw@127.0.0.1:notaport/auth",
-            "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=require",
             "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=bogus",
+            "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=verify-full",
+            "postgres://auth:secretpw@127.0.0.1:5432/auth?nosuchoption=1",
         ] {
             let err = config(&[("JWT_PRIVATE_KEY", "pem"), ("DATABASE_URL", url)]).expect_err(url);
             let text = err.to_string();
@@ -216,6 +245,66 @@ mod tests {
         {
             let err = config(&[("JWT_PRIVATE_KEY", "pem"), (name, value)]).expect_err(name);
             assert!(err.to_string().contains(name), "{err}");
+        }
+    }
+
+    fn tls(query: &str) -> Result<DatabaseTls, ConfigError> {
+        parse_database_url(&format!("postgres://u:secretpw@db.internal:5432/app{query}")).map(|(_, tls)| tls)
+    }
+
+    #[test]
+    fn sslmode_has_libpqs_values_and_default() {
+        use crate::tls::{RootCert, SslMode};
+        use tokio_postgres::config::SslMode as Negotiation;
+        let cases = [
+            ("", SslMode::Prefer, None, Negotiation::Prefer),
+            ("?sslmode=disable", SslMode::Disable, None, Negotiation::Disable),
+            ("?sslmode=prefer", SslMode::Prefer, None, Negotiation::Prefer),
+            ("?sslmode=require", SslMode::Require, None, Negotiation::Require),
+            ("?sslmode=require&sslrootcert=/ca.pem", SslMode::Require, Some("/ca.pem"), Negotiation::Require),
+            (
+                "?sslrootcert=%2Fetc%2Fca.pem&sslmode=verify-ca",
+                SslMode::VerifyCa,
+                Some("/etc/ca.pem"),
+                Negotiation::Require,
+            ),
+            ("?sslmode=verify-full&sslrootcert=/ca.pem", SslMode::VerifyFull, Some("/ca.pem"), Negotiation::Require),
+            ("?sslmode=require&sslmode=disable", SslMode::Disable, None, Negotiation::Disable),
+            ("?application_name=x&sslmode=require&connect_timeout=3", SslMode::Require, None, Negotiation::Require),
+        ];
+        for (query, mode, root, negotiation) in cases {
+            let (config, tls) =
+                parse_database_url(&format!("postgres://u:p@db.internal:5432/app{query}")).expect(query);
+            assert_eq!(tls.mode, mode, "{query}");
+            assert_eq!(tls.root, root.map(|r| RootCert::File(r.to_owned())), "{query}");
+            assert_eq!(config.get_ssl_mode(), negotiation, "{query}");
+            assert_eq!(config.get_dbname(), Some("app"), "{query}");
+        }
+        let (config, _) = parse_database_url("postgres://u:p@h/app?application_name=x&connect_timeout=3").expect("ok");
+        assert_eq!(config.get_application_name(), Some("x"));
+        assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(3)));
+        let system = tls("?sslrootcert=system").expect("system");
+        assert_eq!((system.mode, system.root), (SslMode::VerifyFull, Some(RootCert::System)));
+    }
+
+    #[test]
+    fn bad_sslmodes_are_refused_in_one_line_naming_the_accepted_values() {
+        for (query, words) in [
+            ("?sslmode=bogus", &["sslmode", "bogus", "disable", "prefer", "require", "verify-ca", "verify-full"][..]),
+            ("?sslmode=allow", &["sslmode", "allow", "verify-full"]),
+            ("?sslmode=VERIFY-FULL", &["sslmode", "verify-full"]),
+            ("?sslmode=", &["sslmode", "verify-full"]),
+            ("?sslmode=verify-full", &["sslmode=verify-full", "sslrootcert"]),
+            ("?sslmode=verify-ca", &["sslmode=verify-ca", "sslrootcert"]),
+            ("?sslmode=verify-ca&sslrootcert=system", &["sslrootcert=system", "verify-full"]),
+            ("?sslmode=require&sslrootcert=system", &["sslrootcert=system", "verify-full"]),
+        ] {
+            let err = tls(query).expect_err(query).to_string();
+            assert!(err.starts_with("DATABASE_URL"), "{err}");
+            assert!(!err.contains('\n') && !err.contains("secretpw"), "{err}");
+            for word in words {
+                assert!(err.contains(word), "{query}: {err} does not name {word}");
+            }
         }
     }
 }

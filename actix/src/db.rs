@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::config::Config;
 use crate::errors::ApiError;
+use crate::tls;
 
 /// The same statement in every stack of the project.
 pub const FIND_USER_BY_EMAIL: &str =
@@ -46,6 +47,8 @@ pub struct UserRepository {
 pub enum PoolBuildError {
     #[error("could not build the database pool: {0}")]
     Build(String),
+    #[error("DATABASE_URL: {0}")]
+    Tls(String),
 }
 
 /// Builds the pool without connecting: the service starts while the database
@@ -61,7 +64,12 @@ pub fn create_pool(config: &Config) -> Result<Pool, PoolBuildError> {
     // Fast: a checkout only asks whether the connection task has seen the
     // socket close (a restarted or failed-over server closes it); the hook
     // below adds the empty query for connections idle past VALIDATE_AFTER_IDLE.
-    let manager = Manager::from_config(pg, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+    let manager_config = ManagerConfig { recycling_method: RecyclingMethod::Fast };
+    let manager = if config.database_tls.is_disabled() {
+        Manager::from_config(pg, NoTls, manager_config)
+    } else {
+        Manager::from_config(pg, tls::connector(&config.database_tls).map_err(PoolBuildError::Tls)?, manager_config)
+    };
     let check_timeout = config.acquire_timeout;
     Pool::builder(manager)
         .max_size(config.pool_size)
@@ -110,6 +118,11 @@ impl UserRepository {
             password_hash: row.try_get(4).map_err(|e| self.query_failed(e))?,
         };
         Ok(Some(user))
+    }
+
+    /// The pool's size, idle connections and waiters, for the metrics.
+    pub fn pool_status(&self) -> deadpool_postgres::Status {
+        self.pool.status()
     }
 
     /// `SELECT 1` on a pooled connection within a second.

@@ -1,17 +1,19 @@
 //! The HTTP surface: POST /token, GET /.well-known/jwks.json, GET /health,
-//! and the contract's answers for wrong methods and unknown paths.
+//! GET /health/live, GET /metrics, and the contract's answers for wrong methods and unknown
+//! paths (any method token actix parses, standard or not).
 
 use std::borrow::Cow;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::{self, Bytes};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, guard};
 use percent_encoding::percent_decode;
 use serde_json::Value;
 
 use crate::db::UserRepository;
 use crate::errors::ApiError;
+use crate::metrics::{self, Metrics};
 use crate::passwords::{Outcome, PasswordVerifier, UnusableHashLog};
 use crate::tokens::{Subject, TokenSigner};
 
@@ -27,29 +29,44 @@ pub struct AppState {
     pub signer: TokenSigner,
     pub jwks: Bytes,
     pub data_errors: UnusableHashLog,
+    pub metrics: Metrics,
 }
 
 impl AppState {
-    pub fn new(users: UserRepository, passwords: PasswordVerifier, signer: TokenSigner) -> Self {
+    pub fn new(users: UserRepository, passwords: PasswordVerifier, signer: TokenSigner, metrics: Metrics) -> Self {
         let jwks = Bytes::copy_from_slice(signer.jwks_json());
-        AppState { users, passwords, signer, jwks, data_errors: UnusableHashLog::default() }
+        AppState { users, passwords, signer, jwks, data_errors: UnusableHashLog::default(), metrics }
     }
 }
 
 /// Registers every route, and the JSON 404/405 answers for everything else.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/token").route(web::post().to(token)).default_service(web::to(|| async {
-            Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow: "POST" })
-        })),
-    )
-    .service(web::resource("/.well-known/jwks.json").route(web::get().to(jwks)).default_service(web::to(get_only)))
-    .service(web::resource("/health").route(web::get().to(health)).default_service(web::to(get_only)))
-    .default_service(web::to(|| async { Err::<HttpResponse, _>(ApiError::NotFound) }));
+    cfg.service(web::resource("/token").route(web::post().to(token)).default_service(web::to(post_only)))
+        .service(read_only("/.well-known/jwks.json", jwks))
+        .service(read_only("/health", health))
+        .service(read_only("/health/live", live))
+        .service(read_only("/metrics", metrics_text))
+        .default_service(web::to(|| async { Err::<HttpResponse, _>(ApiError::NotFound) }));
 }
 
-async fn get_only() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotAllowed { allow: "GET" })
+/// The `Allow` value of the read-only endpoints.
+pub const ALLOW_GET: &str = "GET, HEAD";
+
+/// A GET endpoint: HEAD runs the same handler (actix's codec sends the
+/// headers without the body); any other method is the contract's 405.
+fn read_only<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    web::resource(path)
+        .route(web::route().guard(guard::Any(guard::Get()).or(guard::Head())).to(handler))
+        .default_service(web::to(|| async { Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow: ALLOW_GET }) }))
+}
+
+async fn post_only() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::MethodNotAllowed { allow: "POST" })
 }
 
 /// The credentials of a `POST /token`, validated against the contract's limits.
@@ -65,9 +82,17 @@ enum BodyKind {
     Form,
 }
 
-/// `POST /token`. Checks in the order of spec/README.md: Content-Type (415),
-/// size (413), parse and validate (400), credentials, database, signing.
+/// `POST /token`, counted and timed whatever its answer.
 async fn token(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let started = Instant::now();
+    let result = issue_token(req, payload, &state).await;
+    state.metrics.token_request(result.as_ref().map(|_| ()), started.elapsed());
+    result
+}
+
+/// Checks in the order of spec/README.md: Content-Type (415), size (413),
+/// parse and validate (400), credentials, database, signing.
+async fn issue_token(req: HttpRequest, payload: web::Payload, state: &AppState) -> Result<HttpResponse, ApiError> {
     let kind = body_kind(&req)?;
     let announced = req
         .headers()
@@ -100,17 +125,19 @@ async fn token(req: HttpRequest, payload: web::Payload, state: web::Data<AppStat
             state.data_errors.report(user.id, reason);
             // Cost what any other refused login costs, so the answer's timing
             // does not single out accounts with broken data.
-            state.passwords.verify_unknown_user(String::new()).await?;
+            state.passwords.pad_unusable().await?;
             return Err(ApiError::InvalidGrant);
         }
     }
 
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_err(|_| ApiError::Internal)?.as_secs();
     let subject = Subject { id: user.id, username: &user.username, name: &user.name, email: &user.email };
+    let signing = Instant::now();
     let pair = state.signer.issue(&subject, now).map_err(|e| {
         tracing::error!("signing failed: {e}");
         ApiError::Internal
     })?;
+    state.metrics.token_signed(signing.elapsed());
     let body = serde_json::to_vec(&pair).map_err(|_| ApiError::Internal)?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
@@ -126,6 +153,23 @@ async fn jwks(state: web::Data<AppState>) -> HttpResponse {
         .body(state.jwks.clone())
 }
 
+/// Liveness: the process serves. Never touches the database.
+async fn live() -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .body(&br#"{"status":"up"}"#[..])
+}
+
+/// The Prometheus text, pool gauges read at the scrape.
+async fn metrics_text(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static(metrics::CONTENT_TYPE)))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .body(state.metrics.render(state.users.pool_status()))
+}
+
+/// Readiness: `SELECT 1` through the pool.
 async fn health(state: web::Data<AppState>) -> HttpResponse {
     let (mut response, body) = if state.users.is_healthy().await {
         (HttpResponse::Ok(), &br#"{"status":"up"}"#[..])

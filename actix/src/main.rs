@@ -5,12 +5,14 @@ mod config;
 mod db;
 mod errors;
 mod handlers;
+mod metrics;
 mod passwords;
 mod signbench;
 #[cfg(test)]
 mod test_vectors;
 #[cfg(test)]
 mod tests;
+mod tls;
 mod tokens;
 
 use std::io::IsTerminal as _;
@@ -84,7 +86,9 @@ async fn run() -> Result<(), String> {
 
     let pool = db::create_pool(&config).map_err(|e| e.to_string())?;
     let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let state = web::Data::new(AppState::new(UserRepository::new(pool.clone()), PasswordVerifier::new(cores), signer));
+    let metrics = metrics::Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
+    let passwords = PasswordVerifier::new(cores, metrics.password_checks());
+    let state = web::Data::new(AppState::new(UserRepository::new(pool.clone()), passwords, signer, metrics));
 
     let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
         // Blocking threads only run argon2id (bounded by PasswordVerifier to

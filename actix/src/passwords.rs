@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use crate::errors::ApiError;
+use crate::metrics::PasswordChecks;
 
 /// What a verification found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +32,37 @@ pub enum Outcome {
 
 const ARGON2ID_PREFIX: &str = "$argon2id$";
 const LEGACY_PREFIX: &str = "$hmac-sha256$";
+
+/// The scheme a verification is counted under: the one the stored string's
+/// prefix names, `Dummy` for the unknown-user equaliser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Argon2id,
+    HmacSha256,
+    Dummy,
+    Unknown,
+}
+
+impl Scheme {
+    pub fn of(stored: &str) -> Scheme {
+        if stored.starts_with(ARGON2ID_PREFIX) {
+            Scheme::Argon2id
+        } else if stored.starts_with(LEGACY_PREFIX) {
+            Scheme::HmacSha256
+        } else {
+            Scheme::Unknown
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Scheme::Argon2id => "argon2id",
+            Scheme::HmacSha256 => "hmac-sha256",
+            Scheme::Dummy => "dummy",
+            Scheme::Unknown => "unknown",
+        }
+    }
+}
 
 /// Verified for unknown users so that they cost what a wrong password of an
 /// argon2id user costs (m=19456, t=2, p=1: the parameters of new users).
@@ -158,27 +190,43 @@ fn verify_legacy(password: &[u8], rest: &str) -> Outcome {
 #[derive(Clone)]
 pub struct PasswordVerifier {
     permits: Arc<Semaphore>,
+    checks: PasswordChecks,
 }
 
 impl PasswordVerifier {
-    pub fn new(limit: usize) -> Self {
-        PasswordVerifier { permits: Arc::new(Semaphore::new(limit.max(1))) }
+    pub fn new(limit: usize, checks: PasswordChecks) -> Self {
+        PasswordVerifier { permits: Arc::new(Semaphore::new(limit.max(1))), checks }
     }
 
     /// Verifies a known user's password. Cheap schemes run inline.
     pub async fn verify(&self, password: String, stored: String) -> Result<Outcome, ApiError> {
-        if !is_costly(&stored) {
-            return Ok(verify(password.as_bytes(), &stored));
-        }
-        self.blocking(move || verify(password.as_bytes(), &stored)).await
+        let scheme = Scheme::of(&stored);
+        let outcome = if is_costly(&stored) {
+            self.blocking(move || verify(password.as_bytes(), &stored)).await?
+        } else {
+            verify(password.as_bytes(), &stored)
+        };
+        self.checks.record(scheme, outcome);
+        Ok(outcome)
     }
 
-    /// Spends the time of one argon2id verification for an unknown user.
+    /// Spends the time of one argon2id verification for an unknown user
+    /// (counted as the `dummy` scheme).
     pub async fn verify_unknown_user(&self, password: String) -> Result<(), ApiError> {
-        self.blocking(move || {
-            let _ = verify(password.as_bytes(), DUMMY_ARGON2ID_HASH);
-        })
-        .await
+        let outcome = self.dummy(password).await?;
+        self.checks.record(Scheme::Dummy, outcome);
+        Ok(())
+    }
+
+    /// Spends the same time after an unusable stored hash, so the answer's
+    /// timing does not single the account out. Not a verification of its own:
+    /// the login was already counted as `unusable`.
+    pub async fn pad_unusable(&self) -> Result<(), ApiError> {
+        self.dummy(String::new()).await.map(|_| ())
+    }
+
+    async fn dummy(&self, password: String) -> Result<Outcome, ApiError> {
+        self.blocking(move || verify(password.as_bytes(), DUMMY_ARGON2ID_HASH)).await
     }
 
     async fn blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
@@ -285,10 +333,34 @@ mod tests {
 
     #[actix_rt::test]
     async fn verifier_runs_argon2id_off_the_executor() {
-        let verifier = PasswordVerifier::new(2);
+        let metrics = crate::metrics::Metrics::new().expect("metrics");
+        let verifier = PasswordVerifier::new(2, metrics.password_checks());
         let stored = "$argon2id$v=19$m=8192,t=1,p=2$wewKX1x3DjMtbzJIm1KiAw$Wzz246VuwyT7Q3BxZXS/++K1hI9zDy+fJ+7R1CKe3MU";
         let ok = verifier.verify("other-params".into(), stored.into()).await.expect("ran");
         assert_eq!(ok, Outcome::Match);
         verifier.verify_unknown_user("whatever".into()).await.expect("ran");
+        verifier.pad_unusable().await.expect("ran");
+        let text = String::from_utf8(metrics.render(deadpool_postgres::Status {
+            max_size: 1,
+            size: 0,
+            available: 0,
+            waiting: 0,
+        }))
+        .expect("utf-8");
+        for line in [
+            r#"simpleauth_password_checks_total{result="match",scheme="argon2id"} 1"#,
+            r#"simpleauth_password_checks_total{result="mismatch",scheme="dummy"} 1"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn schemes_are_named_by_the_prefix() {
+        assert_eq!(Scheme::of(DUMMY_ARGON2ID_HASH), Scheme::Argon2id);
+        assert_eq!(Scheme::of("$argon2id$garbage"), Scheme::Argon2id);
+        assert_eq!(Scheme::of("$hmac-sha256$x$y"), Scheme::HmacSha256);
+        assert_eq!(Scheme::of("$argon2i$v=19$m=1,t=1,p=1$a$b"), Scheme::Unknown);
+        assert_eq!(Scheme::of(""), Scheme::Unknown);
     }
 }

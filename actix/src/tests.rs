@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::db::{self, UserRepository};
 use crate::errors::ApiError;
 use crate::handlers::{self, AppState, TokenRequest, parse_form, parse_json};
+use crate::metrics::Metrics;
 use crate::passwords::PasswordVerifier;
 use crate::test_vectors::dev_key_pem;
 use crate::tokens::TokenSigner;
@@ -29,7 +30,9 @@ fn state() -> web::Data<AppState> {
     let pool = db::create_pool(&config).expect("pool");
     let signer = TokenSigner::from_pem(&dev_key_pem(2048), "http://localhost:8080".into(), "channel-api".into(), 600)
         .expect("dev key");
-    web::Data::new(AppState::new(UserRepository::new(pool), PasswordVerifier::new(2), signer))
+    let metrics = Metrics::new().expect("metrics");
+    let passwords = PasswordVerifier::new(2, metrics.password_checks());
+    web::Data::new(AppState::new(UserRepository::new(pool), passwords, signer, metrics))
 }
 
 async fn call(req: atest::TestRequest) -> (StatusCode, HeaderMap, Vec<u8>) {
@@ -70,19 +73,239 @@ async fn unknown_paths_are_json_404() {
     assert_eq!(result.0, StatusCode::NOT_FOUND);
 }
 
+const METHODS: [&str; 10] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY"];
+const READ_ONLY_PATHS: [&str; 4] = ["/health", "/health/live", "/.well-known/jwks.json", "/metrics"];
+
 #[actix_rt::test]
 async fn wrong_methods_are_405_with_allow() {
-    for (method, path, allow) in [
-        ("GET", "/token", "POST"),
-        ("PUT", "/token", "POST"),
-        ("DELETE", "/token", "POST"),
-        ("POST", "/health", "GET"),
-        ("PUT", "/.well-known/jwks.json", "GET"),
-    ] {
-        let req = atest::TestRequest::default().method(method.parse().expect("method")).uri(path);
+    let mut cases = Vec::new();
+    for method in METHODS.iter().filter(|m| **m != "POST") {
+        cases.push((*method, "/token", "POST"));
+    }
+    for path in READ_ONLY_PATHS {
+        for method in METHODS.iter().filter(|m| !matches!(**m, "GET" | "HEAD")) {
+            cases.push((*method, path, "GET, HEAD"));
+        }
+    }
+    for (method, path, allow) in cases {
+        let req = atest::TestRequest::default()
+            .method(method.parse().expect("method"))
+            .uri(path)
+            .insert_header((header::CONTENT_TYPE, "application/json"))
+            .set_payload(r#"{"username":"a","password":"b"}"#);
         let result = call(req).await;
         assert_error(&result, 405, "invalid_request");
         assert_eq!(result.1.get(header::ALLOW).and_then(|v| v.to_str().ok()), Some(allow), "{method} {path}");
+    }
+}
+
+#[actix_rt::test]
+async fn unknown_paths_are_404_for_every_method() {
+    for method in METHODS {
+        for path in ["/nope", "/token/", "/health/live/x", "/metrics/"] {
+            let req = atest::TestRequest::default().method(method.parse().expect("method")).uri(path);
+            let (status, headers, body) = call(req).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
+            assert_eq!(body, br#"{"error":"not_found"}"#, "{method} {path}");
+            assert_eq!(headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()), Some("application/json"));
+        }
+    }
+}
+
+#[actix_rt::test]
+async fn head_answers_like_get() {
+    for path in ["/health/live", "/.well-known/jwks.json", "/health", "/metrics"] {
+        let (get_status, get_headers, _) = call(atest::TestRequest::get().uri(path)).await;
+        let (head_status, head_headers, _) =
+            call(atest::TestRequest::default().method(actix_web::http::Method::HEAD).uri(path)).await;
+        assert_eq!(head_status, get_status, "{path}");
+        for name in [header::CONTENT_TYPE, header::CACHE_CONTROL] {
+            assert_eq!(head_headers.get(&name), get_headers.get(&name), "{path} {name}");
+        }
+    }
+}
+
+#[actix_rt::test]
+async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
+    let app = atest::init_service(App::new().app_data(state()).configure(handlers::routes)).await;
+    let john = br#"{"username":"john@example.com","password":"TopSecret0!"}"#.to_vec();
+    // The database is down here: one 503 login, one 415.
+    let r = atest::call_service(&app, post_token(Some("application/json"), john.clone()).to_request()).await;
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let r = atest::call_service(&app, post_token(Some("text/plain"), john).to_request()).await;
+    assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let response = atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert_eq!(content_type.as_deref(), Some("text/plain; version=0.0.4; charset=utf-8"));
+    let text = String::from_utf8(atest::read_body(response).await.to_vec()).expect("utf-8");
+    for line in [
+        r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="503"} 1"#,
+        r#"simpleauth_token_requests_total{error="invalid_request",status="415"} 1"#,
+        r#"simpleauth_token_requests_total{error="none",status="200"} 0"#,
+        "simpleauth_token_request_duration_seconds_count 2",
+        "simpleauth_token_signing_duration_seconds_count 0",
+        "simpleauth_db_pool_max 10",
+        "simpleauth_db_pool_pending 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+    }
+    let families: std::collections::BTreeSet<&str> =
+        text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|l| l.split(' ').next()).collect();
+    let expected: std::collections::BTreeSet<&str> = [
+        "simpleauth_token_requests_total",
+        "simpleauth_token_request_duration_seconds",
+        "simpleauth_password_checks_total",
+        "simpleauth_token_signing_duration_seconds",
+        "simpleauth_db_pool_connections",
+        "simpleauth_db_pool_pending",
+        "simpleauth_db_pool_max",
+    ]
+    .into();
+    assert_eq!(families, expected);
+    // No password was checked: the database never answered.
+    assert!(text.lines().filter(|l| l.starts_with("simpleauth_password_checks_total{")).all(|l| l.ends_with(" 0")));
+}
+
+#[actix_rt::test]
+async fn liveness_never_asks_the_database() {
+    // The test pool points at a closed port: /health is down, /health/live is up.
+    let started = std::time::Instant::now();
+    let (status, headers, body) = call(atest::TestRequest::get().uri("/health/live")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, br#"{"status":"up"}"#);
+    assert_eq!(headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()), Some("application/json"));
+    assert_eq!(headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()), Some("no-store"));
+    assert!(started.elapsed() < std::time::Duration::from_millis(250), "{:?}", started.elapsed());
+}
+
+/// Through a real server and socket, so actix's HTTP/1.1 codec is part of the
+/// test: custom method tokens, bodies (chunked or not) on 405/404 answers, and
+/// HEAD answers without a body.
+mod over_the_wire {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpStream};
+    use std::time::Duration;
+
+    use actix_web::{App, HttpServer};
+
+    use super::*;
+
+    struct Response {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    }
+
+    impl Response {
+        fn header(&self, name: &str) -> Option<&str> {
+            self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        }
+    }
+
+    /// One request on its own connection (`Connection: close`), read to EOF.
+    fn exchange(port: u16, request: &str) -> Response {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        stream.write_all(request.as_bytes()).expect("write");
+        let _ = stream.shutdown(Shutdown::Write);
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).expect("read");
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("end of headers");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.split("\r\n");
+        let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("status");
+        let headers =
+            lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())).collect();
+        Response { status, headers, body: raw[split + 4..].to_vec() }
+    }
+
+    fn request(method: &str, path: &str, body: Option<(&str, bool)>) -> String {
+        let mut text = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+        match body {
+            None => text.push_str("\r\n"),
+            Some((body, false)) => text
+                .push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())),
+            Some((body, true)) => text.push_str(&format!(
+                "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+                body.len()
+            )),
+        }
+        text
+    }
+
+    #[actix_rt::test]
+    async fn every_method_gets_the_contracts_answer() {
+        let state = state();
+        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
+            .workers(1)
+            .disable_signals()
+            .bind(("127.0.0.1", 0))
+            .expect("bind");
+        let port = server.addrs()[0].port();
+        let server = server.run();
+        let handle = server.handle();
+        actix_rt::spawn(server);
+
+        let credentials = r#"{"username":"a","password":"b"}"#;
+        let checks = actix_web::web::block(move || {
+            let mut failures = Vec::new();
+            for method in METHODS {
+                for body in [None, Some((credentials, false)), Some((credentials, true))] {
+                    for (path, allow) in [
+                        ("/token", Some("POST")),
+                        ("/health/live", Some("GET, HEAD")),
+                        ("/.well-known/jwks.json", Some("GET, HEAD")),
+                        ("/metrics", Some("GET, HEAD")),
+                        ("/nope", None),
+                    ] {
+                        let expected = match (allow, method) {
+                            (None, _) => 404,
+                            (Some("POST"), "POST") => continue, // the token endpoint proper: tested above
+                            (Some("GET, HEAD"), "GET" | "HEAD") => 200,
+                            _ => 405,
+                        };
+                        let r = exchange(port, &request(method, path, body));
+                        let what = format!("{method} {path} body={body:?}");
+                        if r.status != expected {
+                            failures.push(format!("{what}: {} instead of {expected}", r.status));
+                            continue;
+                        }
+                        let json_answer = !(path == "/metrics" && expected == 200);
+                        if json_answer && r.header("content-type") != Some("application/json") {
+                            failures.push(format!("{what}: content-type {:?}", r.header("content-type")));
+                        }
+                        if expected == 405 && r.header("allow") != allow {
+                            failures.push(format!("{what}: allow {:?}", r.header("allow")));
+                        }
+                        if method == "HEAD" {
+                            if !r.body.is_empty() {
+                                failures.push(format!("{what}: HEAD answered with a body"));
+                            }
+                        } else if json_answer {
+                            let json: Result<Value, _> = serde_json::from_slice(&r.body);
+                            let Ok(json) = json else {
+                                failures.push(format!("{what}: body is not JSON"));
+                                continue;
+                            };
+                            let code = match expected {
+                                404 => Some("not_found"),
+                                405 => Some("invalid_request"),
+                                _ => None,
+                            };
+                            if code.is_some_and(|code| json["error"] != code) {
+                                failures.push(format!("{what}: body {json}"));
+                            }
+                        }
+                    }
+                }
+            }
+            failures
+        })
+        .await
+        .expect("client thread");
+        handle.stop(false).await;
+        assert!(checks.is_empty(), "{}", checks.join("\n"));
     }
 }
 
