@@ -146,6 +146,30 @@ class DatabaseDownHttpTest {
 		}
 	}
 
+	@Test
+	void metricsIsPrometheusTextOnTheServicePortAndNothingElseOfActuatorIs() throws Exception {
+		HttpResponse<String> metrics = send(HttpRequest.newBuilder(uri("/metrics")).GET());
+		assertThat(metrics.statusCode()).isEqualTo(200);
+		assertThat(metrics.headers().firstValue("Content-Type")).hasValue("text/plain;version=0.0.4;charset=utf-8");
+		assertThat(metrics.body()).contains("# TYPE simpleauth_token_requests_total counter",
+				"# TYPE simpleauth_token_request_duration_seconds histogram", "simpleauth_db_pool_max 10",
+				"simpleauth_db_pool_connections{state=\"active\"}", "simpleauth_db_pool_connections{state=\"idle\"}",
+				"simpleauth_db_pool_pending ", "# TYPE jvm_memory_used_bytes gauge");
+		assertThat(metrics.body()).doesNotContain("http_server_requests");
+		HttpResponse<String> head = send(HttpRequest.newBuilder(uri("/metrics")).HEAD());
+		assertThat(head.statusCode()).isEqualTo(200);
+		assertThat(head.body()).isEmpty();
+		HttpResponse<String> post = send(HttpRequest.newBuilder(uri("/metrics")).POST(HttpRequest.BodyPublishers.noBody()));
+		assertThat(post.statusCode()).isEqualTo(405);
+		assertThat(post.headers().allValues("Allow")).containsExactly("GET, HEAD");
+		for (String path : new String[] { "/actuator", "/actuator/health", "/actuator/prometheus", "/prometheus",
+				"/metrics/jvm.memory.used", "/health/liveness", "/info", "/" }) {
+			HttpResponse<String> other = send(HttpRequest.newBuilder(uri(path)).GET());
+			assertThat(other.statusCode()).as(path).isEqualTo(404);
+			assertThat(other.body()).as(path).isEqualTo("{\"error\":\"not_found\"}");
+		}
+	}
+
 	private URI uri(String path) {
 		return URI.create("http://127.0.0.1:" + this.port + path);
 	}

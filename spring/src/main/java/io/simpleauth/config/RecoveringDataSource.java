@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.HikariPoolMXBean;
 import io.simpleauth.user.DatabaseErrors;
 
 import org.springframework.jdbc.datasource.DelegatingDataSource;
@@ -101,6 +102,15 @@ public class RecoveringDataSource extends DelegatingDataSource implements AutoCl
 		catch (SQLException | RuntimeException ex) {
 			return false;
 		}
+	}
+
+	/** HikariCP's counters of the pool in use (for the pool gauges), or null before it has started. */
+	public HikariPoolMXBean poolMXBean() {
+		return this.current.get().getHikariPoolMXBean();
+	}
+
+	public int maximumPoolSize() {
+		return this.current.get().getMaximumPoolSize();
 	}
 
 	@Override

@@ -8,6 +8,9 @@ import java.util.Base64;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.metrics.ServiceMetrics.Result;
+import io.simpleauth.metrics.ServiceMetrics.Scheme;
 import org.bouncycastle.crypto.generators.Argon2BytesGenerator;
 import org.bouncycastle.crypto.params.Argon2Parameters;
 
@@ -17,7 +20,8 @@ import org.springframework.stereotype.Component;
  * Checks a password against the PHC-style string in {@code users.password_hash}. The prefix picks the
  * scheme: {@code $argon2id$} (parameters read from the string) or the legacy {@code $hmac-sha256$}.
  * Anything else, or a malformed string, is {@link Outcome#MALFORMED}: the login fails, it never throws.
- * Stateless and thread-safe: {@link Mac} and the argon2 generator are created per call.
+ * Stateless and thread-safe: {@link Mac} and the argon2 generator are created per call. Every verification is
+ * counted ({@code simpleauth_password_checks_total}) under the scheme the stored string's prefix names.
  */
 @Component
 public class PasswordVerifier {
@@ -41,23 +45,38 @@ public class PasswordVerifier {
 
 	private static final int MAX_LANES = 64;
 
-	public Outcome verify(String password, String storedHash) {
-		if (storedHash == null) {
-			return Outcome.MALFORMED;
-		}
-		byte[] secret = password.getBytes(StandardCharsets.UTF_8);
-		if (storedHash.startsWith("$argon2id$")) {
-			return verifyArgon2id(secret, storedHash);
-		}
-		if (storedHash.startsWith("$hmac-sha256$")) {
-			return verifyHmacSha256(secret, storedHash);
-		}
-		return Outcome.MALFORMED;
+	private final ServiceMetrics metrics;
+
+	public PasswordVerifier(ServiceMetrics metrics) {
+		this.metrics = metrics;
 	}
 
-	/** Burns one argon2id verification for an unknown user; the result is irrelevant. */
+	public Outcome verify(String password, String storedHash) {
+		Scheme scheme = storedHash == null ? Scheme.UNKNOWN
+				: storedHash.startsWith("$argon2id$") ? Scheme.ARGON2ID
+						: storedHash.startsWith("$hmac-sha256$") ? Scheme.HMAC_SHA256 : Scheme.UNKNOWN;
+		Outcome outcome = check(scheme, password, storedHash);
+		this.metrics.passwordCheck(scheme, switch (outcome) {
+			case MATCH -> Result.MATCH;
+			case MISMATCH -> Result.MISMATCH;
+			case MALFORMED -> Result.UNUSABLE;
+		});
+		return outcome;
+	}
+
+	/** Burns one argon2id verification for an unknown user; the result is irrelevant (counted as a dummy mismatch). */
 	public void verifyDummy(String password) {
-		verify(password, DUMMY_HASH);
+		check(Scheme.ARGON2ID, password, DUMMY_HASH);
+		this.metrics.passwordCheck(Scheme.DUMMY, Result.MISMATCH);
+	}
+
+	private Outcome check(Scheme scheme, String password, String storedHash) {
+		byte[] secret = password.getBytes(StandardCharsets.UTF_8);
+		return switch (scheme) {
+			case ARGON2ID -> verifyArgon2id(secret, storedHash);
+			case HMAC_SHA256 -> verifyHmacSha256(secret, storedHash);
+			default -> Outcome.MALFORMED;
+		};
 	}
 
 	/** {@code $argon2id$v=19$m=<KiB>,t=<iterations>,p=<lanes>$<salt>$<hash>}, unpadded standard Base64. */

@@ -8,9 +8,12 @@ import java.util.UUID;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.simpleauth.SimpleAuthApplication;
 import io.simpleauth.config.AuthSettings;
 import io.simpleauth.config.NativeCrypto;
+import io.simpleauth.metrics.ServiceMetrics;
 import io.simpleauth.user.User;
 
 /**
@@ -63,8 +66,10 @@ public final class SignBench {
 		}
 		AuthSettings settings = SimpleAuthApplication.settingsOrExit();
 		SigningKey key = settings.signingKey();
-		// The service's beans, built by hand: SigningConfig's encoder and the TokenSigner POST /token uses.
-		TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(key), key, settings);
+		// The service's beans, built by hand: SigningConfig's encoder and the TokenSigner POST /token uses, recording
+		// into a Prometheus registry as the service's does.
+		TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(key), key, settings,
+				new ServiceMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
 		Supplier<TokenResponse> issue = () -> signer.issue(SAMPLE_USER);
 
 		measure(issue, WARM_UP_SECONDS);

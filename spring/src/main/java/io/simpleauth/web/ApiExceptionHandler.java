@@ -2,6 +2,8 @@ package io.simpleauth.web;
 
 import java.util.Set;
 
+import io.simpleauth.metrics.ServiceMetrics;
+import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,16 +26,23 @@ import org.springframework.web.servlet.resource.NoResourceFoundException;
 
 /**
  * The one place that maps failures to the contract's error rows, Spring MVC's own 404/405/415/400
- * included, so that nothing is ever answered in Spring's default format or with a stack trace.
+ * included, so that nothing is ever answered in Spring's default format or with a stack trace. The error answers
+ * to POST /token are counted here ({@code simpleauth_token_requests_total}, with their status and error code).
  */
 @RestControllerAdvice
 public class ApiExceptionHandler {
 
 	private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
 
+	private final ServiceMetrics metrics;
+
+	public ApiExceptionHandler(ServiceMetrics metrics) {
+		this.metrics = metrics;
+	}
+
 	@ExceptionHandler(OAuthException.class)
-	public ResponseEntity<ErrorBody> oauth(OAuthException ex) {
-		return ErrorResponses.of(ex.status(), new ErrorBody(ex.error(), ex.description()));
+	public ResponseEntity<ErrorBody> oauth(OAuthException ex, HttpServletRequest request) {
+		return counted(request, ErrorResponses.of(ex.status(), new ErrorBody(ex.error(), ex.description())));
 	}
 
 	/**
@@ -48,8 +57,8 @@ public class ApiExceptionHandler {
 	}
 
 	@ExceptionHandler(HttpMediaTypeNotSupportedException.class)
-	public ResponseEntity<ErrorBody> unsupportedMediaType() {
-		return oauth(OAuthException.unsupportedMediaType());
+	public ResponseEntity<ErrorBody> unsupportedMediaType(HttpServletRequest request) {
+		return oauth(OAuthException.unsupportedMediaType(), request);
 	}
 
 	@ExceptionHandler(HttpMediaTypeNotAcceptableException.class)
@@ -65,23 +74,23 @@ public class ApiExceptionHandler {
 
 	@ExceptionHandler({ HttpMessageNotReadableException.class, ServletRequestBindingException.class,
 			MethodArgumentTypeMismatchException.class })
-	public ResponseEntity<ErrorBody> badRequest() {
-		return oauth(OAuthException.invalidRequest("malformed request"));
+	public ResponseEntity<ErrorBody> badRequest(HttpServletRequest request) {
+		return oauth(OAuthException.invalidRequest("malformed request"), request);
 	}
 
 	@ExceptionHandler(MaxUploadSizeExceededException.class)
-	public ResponseEntity<ErrorBody> tooLarge() {
-		return oauth(OAuthException.payloadTooLarge(TokenController.MAX_BODY_BYTES));
+	public ResponseEntity<ErrorBody> tooLarge(HttpServletRequest request) {
+		return oauth(OAuthException.payloadTooLarge(TokenController.MAX_BODY_BYTES), request);
 	}
 
 	@ExceptionHandler(DataAccessException.class)
-	public ResponseEntity<ErrorBody> database(DataAccessException ex) {
+	public ResponseEntity<ErrorBody> database(DataAccessException ex, HttpServletRequest request) {
 		if (ErrorResponses.isDatabaseUnavailable(ex)) {
 			// Logged once per outage by UserRepository, not per request.
-			return ErrorResponses.temporarilyUnavailable();
+			return counted(request, ErrorResponses.temporarilyUnavailable());
 		}
 		log.error("database error", ex);
-		return ErrorResponses.serverError();
+		return counted(request, ErrorResponses.serverError());
 	}
 
 	/** The client went away mid-response: nothing to answer. */
@@ -90,9 +99,14 @@ public class ApiExceptionHandler {
 	}
 
 	@ExceptionHandler(Exception.class)
-	public ResponseEntity<ErrorBody> unexpected(Exception ex) {
+	public ResponseEntity<ErrorBody> unexpected(Exception ex, HttpServletRequest request) {
 		log.error("unexpected error", ex);
-		return ErrorResponses.serverError();
+		return counted(request, ErrorResponses.serverError());
+	}
+
+	private ResponseEntity<ErrorBody> counted(HttpServletRequest request, ResponseEntity<ErrorBody> response) {
+		TokenController.answered(this.metrics, request, response.getStatusCode().value(), response.getBody().error());
+		return response;
 	}
 
 }

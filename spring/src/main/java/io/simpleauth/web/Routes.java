@@ -12,8 +12,9 @@ final class Routes {
 
 	static final String GET_HEAD = "GET, HEAD";
 
+	/** /metrics is Actuator's prometheus endpoint (application.properties). */
 	private static final Map<String, String> ALLOW = Map.of("/token", POST, "/health", GET_HEAD, "/health/live",
-			GET_HEAD, "/.well-known/jwks.json", GET_HEAD);
+			GET_HEAD, "/.well-known/jwks.json", GET_HEAD, "/metrics", GET_HEAD);
 
 	private Routes() {
 	}

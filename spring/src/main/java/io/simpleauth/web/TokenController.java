@@ -3,6 +3,7 @@ package io.simpleauth.web;
 import java.io.IOException;
 import java.io.InputStream;
 
+import io.simpleauth.metrics.ServiceMetrics;
 import io.simpleauth.token.TokenRequest;
 import io.simpleauth.token.TokenResponse;
 import io.simpleauth.token.TokenService;
@@ -18,29 +19,46 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * POST /token. The body is read here, not by a message converter, so the checks run in the order
  * spec/README fixes: Content-Type (415), size (413, chunked bodies included), parse (400), credentials.
+ * Every answer is counted: a 200 here, an error where {@link ApiExceptionHandler} maps it.
  */
 @RestController
 public class TokenController {
 
 	public static final int MAX_BODY_BYTES = 8192;
 
+	/** Request attribute: System.nanoTime() when this controller took the request, until its answer is counted. */
+	static final String STARTED = TokenController.class.getName() + ".started";
+
 	private final TokenService tokens;
 
-	public TokenController(TokenService tokens) {
+	private final ServiceMetrics metrics;
+
+	public TokenController(TokenService tokens, ServiceMetrics metrics) {
 		this.tokens = tokens;
+		this.metrics = metrics;
 	}
 
 	@PostMapping("/token")
 	public ResponseEntity<TokenResponse> token(HttpServletRequest request) {
+		request.setAttribute(STARTED, System.nanoTime());
 		TokenRequestParser.Format format = TokenRequestParser.formatOf(request.getContentType());
 		byte[] body = readBody(request);
 		TokenRequest tokenRequest = TokenRequestParser.parse(format, body);
 		TokenResponse response = this.tokens.passwordGrant(tokenRequest);
+		answered(this.metrics, request, 200, "none");
 		return ResponseEntity.ok()
 			.contentType(MediaType.APPLICATION_JSON)
 			.cacheControl(CacheControl.noStore())
 			.header(HttpHeaders.PRAGMA, "no-cache")
 			.body(response);
+	}
+
+	/** Counts the answer to a POST /token this controller took (once), and nothing for any other request. */
+	static void answered(ServiceMetrics metrics, HttpServletRequest request, int status, String error) {
+		if (request.getAttribute(STARTED) instanceof Long started) {
+			request.removeAttribute(STARTED);
+			metrics.tokenRequest(status, error, System.nanoTime() - started);
+		}
 	}
 
 	/** At most {@value #MAX_BODY_BYTES} bytes, whether announced by Content-Length or sent chunked. */

@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
+import io.simpleauth.metrics.ServiceMetrics;
 import io.simpleauth.password.PasswordVerifier.Outcome;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -16,7 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class PasswordVerifierTest {
 
-	private final PasswordVerifier verifier = new PasswordVerifier();
+	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+	private final PasswordVerifier verifier = new PasswordVerifier(new ServiceMetrics(this.registry));
 
 	static Stream<Arguments> passwordVectors() {
 		List<Arguments> cases = new ArrayList<>();
@@ -49,6 +53,31 @@ class PasswordVerifierTest {
 	void aNullHashIsMalformedNotACrash() {
 		assertThat(this.verifier.verify("x", null)).isEqualTo(Outcome.MALFORMED);
 	}
+
+	@Test
+	void everyCheckIsCountedUnderTheSchemeItsPrefixNames() {
+		this.verifier.verify("TopSecret0!", JOHN_HASH);
+		this.verifier.verify("wrong", JOHN_HASH);
+		this.verifier.verify("x", "$argon2id$v=19$m=19456,t=2,p=1$short");
+		this.verifier.verify("x", "$hmac-sha256$not base64!$x");
+		this.verifier.verify("x", "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy");
+		this.verifier.verify("x", null);
+		this.verifier.verifyDummy("x");
+		assertThat(checks("hmac-sha256", "match")).isEqualTo(1);
+		assertThat(checks("hmac-sha256", "mismatch")).isEqualTo(1);
+		assertThat(checks("hmac-sha256", "unusable")).isEqualTo(1);
+		assertThat(checks("argon2id", "unusable")).isEqualTo(1);
+		assertThat(checks("unknown", "unusable")).isEqualTo(2);
+		assertThat(checks("dummy", "mismatch")).isEqualTo(1);
+		assertThat(checks("argon2id", "match") + checks("argon2id", "mismatch")).isZero();
+	}
+
+	private double checks(String scheme, String result) {
+		return this.registry.get("simpleauth.password.checks").tag("scheme", scheme).tag("result", result).counter().count();
+	}
+
+	/** John Doe's stored hash (sql/seed.sql), password TopSecret0!. */
+	private static final String JOHN_HASH = "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=";
 
 	@Test
 	void absurdArgon2ParametersFromDataAreRefusedNotComputed() {

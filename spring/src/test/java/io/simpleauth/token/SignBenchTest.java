@@ -6,8 +6,10 @@ import java.util.Map;
 
 import com.nimbusds.jose.crypto.RSASSAVerifier;
 import com.nimbusds.jwt.SignedJWT;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
 import io.simpleauth.config.AuthSettings;
+import io.simpleauth.metrics.ServiceMetrics;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,7 +20,7 @@ class SignBenchTest {
 	private final AuthSettings settings = Vectors.settings(Map.of());
 
 	private final TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(this.settings.signingKey()),
-			this.settings.signingKey(), this.settings);
+			this.settings.signingKey(), this.settings, new ServiceMetrics(new SimpleMeterRegistry()));
 
 	@Test
 	void aShortRunMakesTokenPairsThatVerify() throws Exception {

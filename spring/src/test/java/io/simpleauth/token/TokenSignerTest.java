@@ -10,8 +10,10 @@ import java.util.UUID;
 
 import com.nimbusds.jose.crypto.RSASSAVerifier;
 import com.nimbusds.jwt.SignedJWT;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
 import io.simpleauth.config.AuthSettings;
+import io.simpleauth.metrics.ServiceMetrics;
 import io.simpleauth.user.User;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -26,8 +28,10 @@ class TokenSignerTest {
 	private final AuthSettings settings = Vectors.settings(
 			Map.of("JWT_ISSUER", "https://issuer.test", "JWT_AUDIENCE", "test-api", "TOKEN_TTL_SECONDS", "900"));
 
+	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
 	private final TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(this.settings.signingKey()),
-			this.settings.signingKey(), this.settings, Clock.fixed(NOW, ZoneOffset.UTC));
+			this.settings.signingKey(), this.settings, new ServiceMetrics(this.registry), Clock.fixed(NOW, ZoneOffset.UTC));
 
 	private final User john = new User(UUID.fromString("953b48eb-02ef-f93e-f582-e9b9ce4685b5"), "johndoe", "John Doe",
 			"john@example.com", "unused");
@@ -72,6 +76,13 @@ class TokenSignerTest {
 		RSASSAVerifier verifier = new RSASSAVerifier(this.settings.signingKey().publicKey());
 		assertThat(SignedJWT.parse(response.accessToken()).verify(verifier)).isTrue();
 		assertThat(SignedJWT.parse(response.idToken()).verify(verifier)).isTrue();
+	}
+
+	@Test
+	void everyPairIsOneSigningObservation() {
+		this.signer.issue(this.john);
+		this.signer.issue(this.john);
+		assertThat(this.registry.get("simpleauth.token.signing.duration").timer().count()).isEqualTo(2);
 	}
 
 	@Test

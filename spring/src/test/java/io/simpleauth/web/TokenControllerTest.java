@@ -1,13 +1,17 @@
 package io.simpleauth.web;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.simpleauth.Vectors;
 import io.simpleauth.config.AuthSettings;
 import io.simpleauth.config.CpuBoundExecutor;
+import io.simpleauth.metrics.ServiceMetrics;
 import io.simpleauth.password.PasswordVerifier;
 import io.simpleauth.token.SigningConfig;
 import io.simpleauth.token.SigningKey;
@@ -52,7 +56,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 /** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off")
-@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningConfig.class, CpuBoundExecutor.class })
+@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningConfig.class, CpuBoundExecutor.class,
+		ServiceMetrics.class })
 class TokenControllerTest {
 
 	static final String INVALID_GRANT = "{\"error\":\"invalid_grant\",\"error_description\":\"invalid username or password\"}";
@@ -76,10 +81,18 @@ class TokenControllerTest {
 			return settings.signingKey();
 		}
 
+		@Bean
+		PrometheusMeterRegistry meterRegistry() {
+			return new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+		}
+
 	}
 
 	@Autowired
 	MockMvc mvc;
+
+	@Autowired
+	PrometheusMeterRegistry registry;
 
 	@MockitoBean
 	UserRepository users;
@@ -339,6 +352,95 @@ class TokenControllerTest {
 			.andExpect(header().string("Cache-Control", "no-store"))
 			.andExpect(content().string("{\"status\":\"up\"}"));
 		then(this.databaseHealth).shouldHaveNoInteractions();
+	}
+
+	// ------------------------------------------------------------------ metrics
+
+	@Test
+	void aLoginMovesItsCountersAndBothHistograms() throws Exception {
+		Map<String, Double> before = samples();
+		this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}"))
+			.andExpect(status().isOk());
+		Map<String, Double> after = samples();
+		assertThat(moved(before, after)).containsOnlyKeys(
+				"simpleauth_token_requests_total{error=\"none\",status=\"200\"}",
+				"simpleauth_password_checks_total{result=\"match\",scheme=\"hmac-sha256\"}",
+				"simpleauth_token_request_duration_seconds_count", "simpleauth_token_request_duration_seconds_sum",
+				"simpleauth_token_request_duration_seconds_bucket{le=\"+Inf\"}",
+				"simpleauth_token_signing_duration_seconds_count", "simpleauth_token_signing_duration_seconds_sum",
+				"simpleauth_token_signing_duration_seconds_bucket{le=\"+Inf\"}")
+			.containsEntry("simpleauth_token_requests_total{error=\"none\",status=\"200\"}", 1.0)
+			.containsEntry("simpleauth_token_request_duration_seconds_count", 1.0)
+			.containsEntry("simpleauth_token_signing_duration_seconds_count", 1.0);
+	}
+
+	@Test
+	void everyErrorAnswerIsCountedWithItsCode() throws Exception {
+		given(this.users.findByEmail("down@example.com"))
+			.willThrow(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
+					new java.sql.SQLTransientConnectionException("simple-auth - Connection is not available")));
+		Map<String, Double> before = samples();
+		this.mvc.perform(json("{\"username\":\"nobody@example.com\",\"password\":\"x\"}"));
+		this.mvc.perform(json("{\"username\":\"broken@example.com\",\"password\":\"x\"}"));
+		this.mvc.perform(json("not json"));
+		this.mvc.perform(json("{\"grant_type\":\"x\",\"username\":\"a\",\"password\":\"b\"}"));
+		this.mvc.perform(json("{\"username\":\"a\",\"password\":\"" + "x".repeat(8200) + "\"}"));
+		this.mvc.perform(post("/token").contentType("text/plain").content("x"));
+		this.mvc.perform(json("{\"username\":\"down@example.com\",\"password\":\"x\"}"));
+		this.mvc.perform(get("/token")); // not a POST: 405, not counted
+		Map<String, Double> moved = moved(before, samples());
+		assertThat(moved).containsEntry("simpleauth_token_requests_total{error=\"invalid_grant\",status=\"400\"}", 2.0)
+			.containsEntry("simpleauth_token_requests_total{error=\"invalid_request\",status=\"400\"}", 1.0)
+			.containsEntry("simpleauth_token_requests_total{error=\"unsupported_grant_type\",status=\"400\"}", 1.0)
+			.containsEntry("simpleauth_token_requests_total{error=\"invalid_request\",status=\"413\"}", 1.0)
+			.containsEntry("simpleauth_token_requests_total{error=\"invalid_request\",status=\"415\"}", 1.0)
+			.containsEntry("simpleauth_token_requests_total{error=\"temporarily_unavailable\",status=\"503\"}", 1.0)
+			.containsEntry("simpleauth_password_checks_total{result=\"mismatch\",scheme=\"dummy\"}", 1.0)
+			.containsEntry("simpleauth_password_checks_total{result=\"unusable\",scheme=\"unknown\"}", 1.0)
+			.containsEntry("simpleauth_token_request_duration_seconds_count", 7.0)
+			.doesNotContainKey("simpleauth_token_signing_duration_seconds_count");
+	}
+
+	@Test
+	void theExpositionHasTheContractsFamiliesAndBuckets() {
+		String text = this.registry.scrape();
+		assertThat(text).contains("# TYPE simpleauth_token_requests_total counter",
+				"# TYPE simpleauth_password_checks_total counter",
+				"# TYPE simpleauth_token_request_duration_seconds histogram",
+				"# TYPE simpleauth_token_signing_duration_seconds histogram");
+		assertThat(buckets(text, "simpleauth_token_request_duration_seconds")).containsExactly(0.001, 0.0025, 0.005,
+				0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, Double.POSITIVE_INFINITY);
+		assertThat(buckets(text, "simpleauth_token_signing_duration_seconds")).containsExactly(0.0001, 0.00025, 0.0005,
+				0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, Double.POSITIVE_INFINITY);
+	}
+
+	private static List<Double> buckets(String text, String histogram) {
+		return text.lines()
+			.filter(line -> line.startsWith(histogram + "_bucket{le=\""))
+			.map(line -> line.substring(line.indexOf('"') + 1, line.indexOf('"', line.indexOf('"') + 1)))
+			.map(le -> le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le))
+			.toList();
+	}
+
+	/** Every sample of the service's own families: "name{labels}" → value. */
+	private Map<String, Double> samples() {
+		Map<String, Double> samples = new java.util.TreeMap<>();
+		this.registry.scrape().lines().filter(line -> line.startsWith("simpleauth_")).forEach(line -> {
+			int space = line.lastIndexOf(' ');
+			samples.put(line.substring(0, space), Double.parseDouble(line.substring(space + 1)));
+		});
+		return samples;
+	}
+
+	private static Map<String, Double> moved(Map<String, Double> before, Map<String, Double> after) {
+		Map<String, Double> moved = new java.util.TreeMap<>();
+		after.forEach((series, value) -> {
+			double delta = value - before.getOrDefault(series, 0.0);
+			if (delta != 0 && !(series.contains("_bucket{") && !series.contains("+Inf"))) {
+				moved.put(series, delta);
+			}
+		});
+		return moved;
 	}
 
 	// ------------------------------------------------------------------ helpers

@@ -1,0 +1,170 @@
+package io.simpleauth.metrics;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import org.springframework.stereotype.Component;
+
+/**
+ * The service's own meters (the contract's metrics), registered once at start so that recording on the request path
+ * is a field read and an atomic add: no tag lists, no meter lookups. The Prometheus names follow from Micrometer's
+ * naming convention ({@code simpleauth.token.requests} → {@code simpleauth_token_requests_total}, a timer →
+ * {@code _seconds} histogram). Every label combination the contract names is registered up front, so each series is
+ * exported from 0 (Prometheus' advice for known label values) rather than appearing with its first event.
+ */
+@Component
+public class ServiceMetrics {
+
+	/** Buckets of {@code simpleauth_token_request_duration_seconds}, in seconds (+Inf is implicit). */
+	static final double[] REQUEST_BUCKETS = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5 };
+
+	/** Buckets of {@code simpleauth_token_signing_duration_seconds}, in seconds (+Inf is implicit). */
+	static final double[] SIGNING_BUCKETS = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1 };
+
+	/** The scheme label of a password check. */
+	public enum Scheme {
+
+		ARGON2ID("argon2id"), HMAC_SHA256("hmac-sha256"), DUMMY("dummy"), UNKNOWN("unknown");
+
+		final String label;
+
+		Scheme(String label) {
+			this.label = label;
+		}
+
+	}
+
+	/** The result label of a password check. */
+	public enum Result {
+
+		MATCH("match"), MISMATCH("mismatch"), UNUSABLE("unusable");
+
+		final String label;
+
+		Result(String label) {
+			this.label = label;
+		}
+
+	}
+
+	private final MeterRegistry registry;
+
+	private final Timer requestDuration;
+
+	private final Timer signingDuration;
+
+	private final Counter ok;
+
+	private final Counter invalidRequest;
+
+	private final Counter invalidGrant;
+
+	private final Counter unsupportedGrantType;
+
+	private final Counter tooLarge;
+
+	private final Counter unsupportedMediaType;
+
+	private final Counter unavailable;
+
+	private final Counter serverError;
+
+	private final Counter[][] passwordChecks = new Counter[Scheme.values().length][Result.values().length];
+
+	public ServiceMetrics(MeterRegistry registry) {
+		this.registry = registry;
+		this.requestDuration = histogram(registry, "simpleauth.token.request.duration",
+				"Time to answer POST /token, every response", REQUEST_BUCKETS);
+		this.signingDuration = histogram(registry, "simpleauth.token.signing.duration",
+				"Time to sign one token pair (access and ID token)", SIGNING_BUCKETS);
+		this.ok = tokenRequests(200, "none");
+		this.invalidRequest = tokenRequests(400, "invalid_request");
+		this.invalidGrant = tokenRequests(400, "invalid_grant");
+		this.unsupportedGrantType = tokenRequests(400, "unsupported_grant_type");
+		this.tooLarge = tokenRequests(413, "invalid_request");
+		this.unsupportedMediaType = tokenRequests(415, "invalid_request");
+		this.unavailable = tokenRequests(503, "temporarily_unavailable");
+		this.serverError = tokenRequests(500, "server_error");
+		for (Scheme scheme : Scheme.values()) {
+			for (Result result : Result.values()) {
+				if (isPossible(scheme, result)) {
+					this.passwordChecks[scheme.ordinal()][result.ordinal()] = Counter.builder("simpleauth.password.checks")
+						.description("Password verifications by scheme and result (dummy: the unknown-user equaliser)")
+						.tag("scheme", scheme.label)
+						.tag("result", result.label)
+						.register(registry);
+				}
+			}
+		}
+	}
+
+	/** One response to POST /token: its status, its OAuth error code ("none" for a 200) and how long it took. */
+	public void tokenRequest(int status, String error, long nanos) {
+		tokenRequestCounter(status, error).increment();
+		this.requestDuration.record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	/** One password verification. */
+	public void passwordCheck(Scheme scheme, Result result) {
+		Counter counter = this.passwordChecks[scheme.ordinal()][result.ordinal()];
+		if (counter == null) { // a combination the verifier does not produce; counted all the same
+			counter = Counter.builder("simpleauth.password.checks")
+				.tag("scheme", scheme.label)
+				.tag("result", result.label)
+				.register(this.registry);
+		}
+		counter.increment();
+	}
+
+	/** One token pair signed. */
+	public void tokenPairSigned(long nanos) {
+		this.signingDuration.record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	private Counter tokenRequestCounter(int status, String error) {
+		Counter known = switch (status) {
+			case 200 -> this.ok;
+			case 400 -> switch (error) {
+				case "invalid_request" -> this.invalidRequest;
+				case "invalid_grant" -> this.invalidGrant;
+				case "unsupported_grant_type" -> this.unsupportedGrantType;
+				default -> null;
+			};
+			case 413 -> this.tooLarge;
+			case 415 -> this.unsupportedMediaType;
+			case 503 -> this.unavailable;
+			case 500 -> this.serverError;
+			default -> null;
+		};
+		return known != null ? known : tokenRequests(status, error); // not a row of the contract: looked up
+	}
+
+	private Counter tokenRequests(int status, String error) {
+		return Counter.builder("simpleauth.token.requests")
+			.description("Responses to POST /token by status and OAuth error code")
+			.tag("status", Integer.toString(status))
+			.tag("error", error)
+			.register(this.registry);
+	}
+
+	private static boolean isPossible(Scheme scheme, Result result) {
+		return switch (scheme) {
+			case ARGON2ID, HMAC_SHA256 -> true;
+			case DUMMY -> result == Result.MISMATCH;
+			case UNKNOWN -> result == Result.UNUSABLE;
+		};
+	}
+
+	private static Timer histogram(MeterRegistry registry, String name, String description, double[] bucketsSeconds) {
+		Duration[] slos = new Duration[bucketsSeconds.length];
+		for (int i = 0; i < slos.length; i++) {
+			slos[i] = Duration.ofNanos(Math.round(bucketsSeconds[i] * 1e9));
+		}
+		return Timer.builder(name).description(description).serviceLevelObjectives(slos).register(registry);
+	}
+
+}
