@@ -12,7 +12,7 @@ class DatabaseSettingsTest {
 	@Test
 	void theContractDefault() throws Exception {
 		DatabaseSettings db = DatabaseSettings.fromUrl(AuthSettings.DEFAULT_DATABASE_URL);
-		assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://127.0.0.1:5432/auth");
+		assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://127.0.0.1:5432/auth?sslmode=prefer");
 		assertThat(db.username()).isEqualTo("auth");
 		assertThat(db.password()).isEqualTo("auth");
 	}
@@ -30,7 +30,8 @@ class DatabaseSettingsTest {
 	@Test
 	void postgresqlSchemeDefaultPortIpv6AndLibpqParameterNames() throws Exception {
 		DatabaseSettings db = DatabaseSettings.fromUrl("postgresql://u@[::1]/d?connect_timeout=5&application_name=x");
-		assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://[::1]:5432/d?connectTimeout=5&ApplicationName=x");
+		assertThat(db.jdbcUrl())
+			.isEqualTo("jdbc:postgresql://[::1]:5432/d?connectTimeout=5&ApplicationName=x&sslmode=prefer");
 		assertThat(db.username()).isEqualTo("u");
 		assertThat(db.password()).isNull();
 	}
@@ -38,7 +39,94 @@ class DatabaseSettingsTest {
 	@Test
 	void theDatabaseDefaultsToTheUserName() throws Exception {
 		assertThat(DatabaseSettings.fromUrl("postgres://auth:pw@localhost").jdbcUrl())
-			.isEqualTo("jdbc:postgresql://localhost:5432/auth");
+			.isEqualTo("jdbc:postgresql://localhost:5432/auth?sslmode=prefer");
+	}
+
+	// ------------------------------------------------------------------ TLS (libpq's sslmode / sslrootcert)
+
+	static final String CA = "src/test/resources/tls/test-ca.pem";
+
+	static final String BASE = "postgres://auth:auth@db.example:5432/auth";
+
+	@ParameterizedTest
+	@ValueSource(strings = { "disable", "prefer", "require" })
+	void modesWithoutVerificationMapOneToOne(String mode) throws Exception {
+		assertThat(DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode).jdbcUrl())
+			.isEqualTo("jdbc:postgresql://db.example:5432/auth?sslmode=" + mode);
+	}
+
+	@Test
+	void requireWithARootCertificateVerifiesTheChainAsInLibpq() throws Exception {
+		assertThat(DatabaseSettings.fromUrl(BASE + "?sslmode=require&sslrootcert=" + CA).jdbcUrl())
+			.isEqualTo("jdbc:postgresql://db.example:5432/auth?sslmode=verify-ca&sslrootcert=" + encoded(CA));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "verify-ca", "verify-full" })
+	void verifyingModesPassTheRootCertificate(String mode) throws Exception {
+		assertThat(DatabaseSettings.fromUrl(BASE + "?sslrootcert=" + CA + "&sslmode=" + mode).jdbcUrl())
+			.isEqualTo("jdbc:postgresql://db.example:5432/auth?sslmode=" + mode + "&sslrootcert=" + encoded(CA));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "require", "verify-ca", "verify-full" })
+	void systemRootsAreTheJdkTrustStore(String mode) throws Exception {
+		String expectedMode = mode.equals("require") ? "verify-ca" : mode;
+		assertThat(DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode + "&sslrootcert=system").jdbcUrl())
+			.isEqualTo("jdbc:postgresql://db.example:5432/auth?sslmode=" + expectedMode
+					+ "&sslfactory=org.postgresql.ssl.DefaultJavaSSLFactory");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "disable", "prefer" })
+	void aRootCertificateVerifiesNothingInModesThatDoNotVerify(String mode) throws Exception {
+		assertThat(DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode + "&sslrootcert=" + CA).jdbcUrl())
+			.isEqualTo("jdbc:postgresql://db.example:5432/auth?sslmode=" + mode);
+		assertThat(DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode + "&sslrootcert=system").jdbcUrl())
+			.isEqualTo("jdbc:postgresql://db.example:5432/auth?sslmode=" + mode);
+	}
+
+	@Test
+	void otherParametersStayNextToTheTlsOnes() throws Exception {
+		assertThat(DatabaseSettings.fromUrl(BASE + "?connect_timeout=3&sslmode=verify-full&sslrootcert=system")
+			.jdbcUrl()).isEqualTo("jdbc:postgresql://db.example:5432/auth?connectTimeout=3&sslmode=verify-full"
+					+ "&sslfactory=org.postgresql.ssl.DefaultJavaSSLFactory");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "bogus", "allow", "VERIFY-FULL", "Require", "", "verify_full" })
+	void otherSslModesAreRefusedNamingTheAcceptedOnes(String mode) {
+		assertThatThrownBy(() -> DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode))
+			.isInstanceOf(InvalidSettingsException.class)
+			.hasMessageContaining("sslmode '" + mode + "'")
+			.hasMessageContaining("disable, prefer, require, verify-ca, verify-full")
+			.hasMessageNotContaining("\n");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "verify-ca", "verify-full" })
+	void verifyingWithoutARootCertificateIsRefused(String mode) {
+		for (String url : new String[] { BASE + "?sslmode=" + mode, BASE + "?sslmode=" + mode + "&sslrootcert=" }) {
+			assertThatThrownBy(() -> DatabaseSettings.fromUrl(url)).isInstanceOf(InvalidSettingsException.class)
+				.hasMessageContaining("sslmode=" + mode)
+				.hasMessageContaining("sslrootcert");
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "src/test/resources/tls/no-such-ca.pem", "src/test/resources/tls",
+			"src/test/resources/tls/not-a-certificate.pem" })
+	void anUnreadableRootCertificateIsRefused(String path) {
+		for (String mode : new String[] { "require", "verify-ca", "verify-full", "prefer" }) {
+			assertThatThrownBy(() -> DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode + "&sslrootcert=" + path))
+				.as(mode + " " + path)
+				.isInstanceOf(InvalidSettingsException.class)
+				.hasMessageContaining("sslrootcert " + path);
+		}
+	}
+
+	private static String encoded(String value) {
+		return java.net.URLEncoder.encode(value, java.nio.charset.StandardCharsets.UTF_8);
 	}
 
 	@ParameterizedTest
