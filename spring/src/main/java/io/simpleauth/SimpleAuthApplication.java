@@ -41,16 +41,14 @@ public class SimpleAuthApplication {
 	}
 
 	/**
-	 * Installs the native crypto provider, then reads and validates the environment (the key included). An
+	 * Installs the native crypto provider (if it loads), then reads and validates the environment (the key included). An
 	 * invalid setting is one line on stderr and exit 2, not a failure report. Shared with {@code SignBench}, so
 	 * that it signs with exactly the service's settings, key and provider.
 	 */
 	public static AuthSettings settingsOrExit() {
-		String nativeCryptoUnavailable = NativeCrypto.install(); // before the key is parsed
-		if (nativeCryptoUnavailable != null) {
-			System.err.println("simple-auth-spring: warning: native crypto provider unavailable, signing with the JDK's RSA: "
-					+ nativeCryptoUnavailable);
-		}
+		// Before the key is parsed. If ACCP cannot be loaded the JDK signs: StartupLog says so in one WARN line (not
+		// here, so that a refused start stays one line on stderr), SignBench in its "provider" field.
+		NativeCrypto.install();
 		try {
 			return AuthSettings.fromEnvironment(System.getenv());
 		}

@@ -14,16 +14,23 @@ import com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider;
  * key, so signing does not convert it on every call.
  *
  * <p>
- * Its native library ships for Linux x86-64 (the jar's classifier); elsewhere the JDK's providers stay in
- * charge and the start-up line says so.
+ * Its native library ships per platform; the build takes the jar for its own architecture (linux-x86_64 or
+ * linux-aarch_64, pom.xml). Where it cannot be loaded the JDK's providers stay in charge and the start-up log says so.
  */
 public final class NativeCrypto {
+
+	private static volatile String unavailable;
 
 	private NativeCrypto() {
 	}
 
 	/** Installs ACCP if its native library loads; returns why not otherwise (null when installed). */
 	public static String install() {
+		unavailable = tryInstall();
+		return unavailable;
+	}
+
+	private static String tryInstall() {
 		try {
 			Throwable loadingError = AmazonCorrettoCryptoProvider.INSTANCE.getLoadingError();
 			if (loadingError != null) {
@@ -36,6 +43,20 @@ public final class NativeCrypto {
 		catch (RuntimeException | LinkageError ex) {
 			return ex.toString();
 		}
+	}
+
+	/**
+	 * Why RS256 is not signed by ACCP, or null when it is: the reason {@link #install} gave, or that another provider
+	 * comes first for SHA256withRSA all the same.
+	 */
+	public static String jdkSigningReason() {
+		String why = unavailable;
+		if (why != null) {
+			return why;
+		}
+		String provider = rsaProvider();
+		return provider.startsWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME + " ") ? null
+				: provider + " comes first for SHA256withRSA";
 	}
 
 	/** The provider RS256 signing actually uses, for the start-up line: "AmazonCorrettoCryptoProvider 2.5.0". */
