@@ -4,12 +4,12 @@ ThisBuild / organization := "example.simpleauth"
 
 val zioVersion     = "2.1.26"
 
-// ACCP ships its native library (AWS-LC) per platform. The classifier follows the machine that builds (os.arch),
-// so an arm64 build — a Docker build on arm included — signs natively too; on any other architecture the x86-64
-// jar is taken and the service, finding no loadable library, signs with the JDK and says so at start (WARN line).
-// The same rule in all three JVM stacks.
+// ACCP ships its native library (AWS-LC) per platform, as linux-x86_64 and linux-aarch_64 (sic) jars on Maven
+// Central. The classifier follows the machine that builds (os.arch), so an arm64 build — a Docker build on arm
+// included — signs natively too; on any other architecture the x86-64 jar is taken and the service, finding no
+// loadable library, signs with the JDK and says so at start (one WARN line). The same rule in all three JVM stacks.
 val accpClassifier = sys.props.getOrElse("os.arch", "") match {
-  case "aarch64" | "arm64" => "linux-aarch64"
+  case "aarch64" | "arm64" => "linux-aarch_64"
   case _                   => "linux-x86_64"
 }
 val zioHttpVersion = "3.11.3"
