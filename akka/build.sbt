@@ -25,6 +25,8 @@ lazy val root = (project in file("."))
       "org.bouncycastle"    % "bcprov-jdk18on"       % "1.86",
       // RSA signing through AWS-LC (native), the same provider in all three JVM stacks: see NativeCrypto.
       ("software.amazon.cryptools" % "AmazonCorrettoCryptoProvider" % "2.5.0").classifier("linux-x86_64"),
+      // GET /metrics: Micrometer, the JVM's metrics facade (HikariCP and Spring use it), with its Prometheus registry.
+      "io.micrometer"       % "micrometer-registry-prometheus" % "1.16.8",
       "ch.qos.logback"      % "logback-classic"      % "1.5.18",
       "org.scalatest"      %% "scalatest"                % "3.2.19"        % Test,
       "com.typesafe.akka"  %% "akka-http-testkit"        % AkkaHttpVersion % Test,

@@ -41,13 +41,11 @@ object App {
       Future { connections.close(); Done }(using dbEc)
     }
 
-    val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds)
-    val routes = new TokenRoutes(
-      new JdbcUserRepository(connections, settings.dbAcquireTimeoutMs)(using dbEc),
-      new PasswordVerifier,
-      signer,
-      hashingEc
-    ).routes
+    val metrics = Metrics()
+    val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds, metrics)
+    val users = new JdbcUserRepository(connections, settings.dbAcquireTimeoutMs)(using dbEc)
+    metrics.bindPool(users.poolStatistics)
+    val routes = new TokenRoutes(users, new PasswordVerifier(metrics), signer, metrics, hashingEc).routes
 
     installSignalHandlers(shutdown)
 

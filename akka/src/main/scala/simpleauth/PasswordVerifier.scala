@@ -15,6 +15,18 @@ enum Verification {
   case Invalid
   /** The stored string is no hash this service understands; the login fails. */
   case Malformed(reason: String)
+
+  /** Index of the metrics' `result` label in [[Verification.Results]]. */
+  def resultIndex: Int = this match {
+    case Valid        => 0
+    case Invalid      => 1
+    case Malformed(_) => 2
+  }
+}
+
+object Verification {
+  /** The `result` label of `simpleauth_password_checks_total`, by [[Verification.resultIndex]]. */
+  val Results: Array[String] = Array("match", "mismatch", "unusable")
 }
 
 /**
@@ -22,21 +34,37 @@ enum Verification {
  * Stateless and thread-safe: every call builds its own Mac / generator, because
  * JCA `Mac` and `MessageDigest` instances must not be shared between threads.
  * CPU- and memory-heavy (argon2id m=19 MiB): callers run it on the hashing dispatcher.
+ * Every check is counted in `simpleauth_password_checks_total` by scheme and result.
  */
-final class PasswordVerifier {
+final class PasswordVerifier(metrics: Metrics) {
   import PasswordVerifier.*
 
-  def verify(password: String, stored: String): Verification =
-    try {
-      if (stored.startsWith("$argon2id$")) verifyArgon2id(password, stored)
-      else if (stored.startsWith("$hmac-sha256$")) verifyHmac(password, stored)
-      else Verification.Malformed("unknown hash scheme")
-    } catch {
+  def verify(password: String, stored: String): Verification = {
+    val scheme =
+      if (stored.startsWith("$argon2id$")) PasswordScheme.Argon2id
+      else if (stored.startsWith("$hmac-sha256$")) PasswordScheme.HmacSha256
+      else PasswordScheme.Unknown
+    val result = check(password, stored, scheme)
+    metrics.passwordCheck(scheme, result)
+    result
+  }
+
+  /** Burns the same work as checking an argon2id user, for unknown usernames; counted as the `dummy` scheme. */
+  def verifyDummy(password: String): Unit = {
+    check(password, DummyArgon2idHash, PasswordScheme.Argon2id)
+    metrics.passwordCheck(PasswordScheme.Dummy, Verification.Invalid) // no password matches the dummy hash
+  }
+
+  private def check(password: String, stored: String, scheme: PasswordScheme): Verification =
+    try
+      scheme match {
+        case PasswordScheme.Argon2id   => verifyArgon2id(password, stored)
+        case PasswordScheme.HmacSha256 => verifyHmac(password, stored)
+        case _                         => Verification.Malformed("unknown hash scheme")
+      }
+    catch {
       case NonFatal(e) => Verification.Malformed(s"unusable hash (${e.getClass.getSimpleName})")
     }
-
-  /** Burns the same work as checking an argon2id user, for unknown usernames. */
-  def verifyDummy(password: String): Unit = { verify(password, DummyArgon2idHash); () }
 
   private def verifyHmac(password: String, stored: String): Verification =
     outcome {

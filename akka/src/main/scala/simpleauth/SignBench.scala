@@ -108,7 +108,8 @@ object SignBench {
     val settings = Settings.fromEnv().fold(App.refuseToStart, identity)
     nativeCryptoUnavailable.foreach(why =>
       System.err.println(s"simple-auth-akka signbench: native crypto provider unavailable, signing with the JDK's RSA: $why"))
-    val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds)
+    // The service's signer records every pair in its signing histogram; so does this one (same work).
+    val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds, Metrics())
 
     if (!ManagementFactory.getThreadMXBean.isCurrentThreadCpuTimeSupported) {
       System.err.println("simple-auth-akka signbench: this JVM cannot measure thread CPU time")

@@ -19,7 +19,8 @@ import scala.util.control.NonFatal
  * The HTTP contract: POST /token, GET /.well-known/jwks.json, GET /health (readiness: the
  * database is asked), GET /health/live (liveness: never touches the database), and every error
  * in RFC 6749 JSON — akka-http's own rejections included: any other method on a known path is
- * 405 with its `Allow`, any method on an unknown path 404.
+ * 405 with its `Allow`, any method on an unknown path 404. GET /metrics serves the Prometheus text
+ * of [[Metrics]].
  *
  * @param hashingEc bounded dispatcher for password verification and signing
  *                  (CPU- and memory-heavy: kept off akka's default dispatcher)
@@ -28,6 +29,7 @@ final class TokenRoutes(
     users: UserRepository,
     passwords: PasswordVerifier,
     signer: TokenSigner,
+    metrics: Metrics,
     hashingEc: ExecutionContext
 )(using system: ClassicActorSystemProvider) {
   import JsonFormats.{given, *}
@@ -42,7 +44,13 @@ final class TokenRoutes(
         concat(
           path("token") {
             post {
-              token
+              metered {
+                handleExceptions(exceptionHandler) {
+                  handleRejections(rejectionHandler) {
+                    token
+                  }
+                }
+              }
             }
           },
           path(".well-known" / "jwks.json") {
@@ -59,6 +67,11 @@ final class TokenRoutes(
             readOnly {
               complete(liveResponse)
             }
+          },
+          path("metrics") {
+            readOnly {
+              complete(HttpResponse(entity = HttpEntity(PrometheusText, metrics.scrape())))
+            }
           }
         )
       }
@@ -70,6 +83,23 @@ final class TokenRoutes(
    * the answer to a HEAD, so HEAD gets the GET answer's status and headers.
    */
   private val readOnly: Directive0 = get | head
+
+  /**
+   * Counts every answer to POST /token by status and OAuth error code (carried as a response attribute by
+   * [[TokenRoutes.errorResponse]]) and times it. The inner route handles its own rejections and exceptions,
+   * so what is counted is the answer the client gets.
+   */
+  private def metered(inner: Route): Route = { ctx =>
+    val start = System.nanoTime()
+    inner(ctx).map { result =>
+      result match {
+        case RouteResult.Complete(response) =>
+          metrics.tokenRequest(response.status.intValue, response.attribute(ErrorCode).orNull, System.nanoTime() - start)
+        case RouteResult.Rejected(_) => () // not reached: the inner route handles its rejections
+      }
+      result
+    }(using ExecutionContext.parasitic)
+  }
 
   private def token: Route =
     extractRequestEntity { entity =>
@@ -200,6 +230,13 @@ object TokenRoutes {
   private val FormType: ContentTypeRange = ContentTypeRange(MediaTypes.`application/x-www-form-urlencoded`)
 
   val NoStore: HttpHeader = `Cache-Control`(CacheDirectives.`no-store`)
+
+  /** The OAuth error code of an error answer, for the token request counter; not rendered. */
+  val ErrorCode: AttributeKey[String] = AttributeKey[String]("simpleauth-error-code")
+
+  /** Prometheus text exposition format 0.0.4. */
+  private val PrometheusText: ContentType.WithCharset =
+    MediaTypes.`text/plain`.withParams(Map("version" -> "0.0.4")).withCharset(HttpCharsets.`UTF-8`)
   private val PragmaNoCache: HttpHeader = RawHeader("Pragma", "no-cache")
 
   def errorResponse(error: ApiError): HttpResponse =
@@ -207,7 +244,7 @@ object TokenRoutes {
       error.status,
       headers = NoStore :: error.headers,
       entity = HttpEntity(ContentTypes.`application/json`, JsonFormats.errorWriter.write(error).compactPrint)
-    )
+    ).addAttribute(ErrorCode, error.error)
 
   def completeError(error: ApiError): StandardRoute = complete(errorResponse(error))
 }

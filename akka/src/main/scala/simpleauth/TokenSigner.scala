@@ -22,8 +22,16 @@ final case class PublicJwk(kid: String, n: String, e: String)
 /**
  * Signs the access and ID tokens (contract §2) with RS256. `RSASSASigner` creates
  * a fresh `java.security.Signature` per call, so one signer serves all threads.
+ * The time to sign each pair goes to `simpleauth_token_signing_duration_seconds`.
  */
-final class TokenSigner(key: SigningKey, issuer: String, audience: String, ttlSeconds: Long, clock: () => Instant = () => Instant.now()) {
+final class TokenSigner(
+    key: SigningKey,
+    issuer: String,
+    audience: String,
+    ttlSeconds: Long,
+    metrics: Metrics,
+    clock: () => Instant = () => Instant.now()
+) {
   private val publicJwk: RSAKey = new RSAKey.Builder(key.publicKey).build()
 
   /** RFC 7638 thumbprint (SHA-256, base64url) of the public key. */
@@ -35,6 +43,7 @@ final class TokenSigner(key: SigningKey, issuer: String, audience: String, ttlSe
   private val header = new JWSHeader.Builder(JWSAlgorithm.RS256).`type`(JOSEObjectType.JWT).keyID(kid).build()
 
   def issue(user: User): TokenPair = {
+    val start = System.nanoTime()
     val now = clock().getEpochSecond
     val iat = new Date(now * 1000)
     val exp = new Date((now + ttlSeconds) * 1000)
@@ -56,6 +65,7 @@ final class TokenSigner(key: SigningKey, issuer: String, audience: String, ttlSe
         .claim("at_hash", TokenSigner.atHash(access))
         .build()
     )
+    metrics.tokenPairSigned(System.nanoTime() - start)
     TokenPair(access, id, ttlSeconds)
   }
 

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
 import java.sql.{Connection, SQLException, SQLNonTransientConnectionException, SQLTransientConnectionException}
 import java.util.UUID
 import java.util.Properties
-import java.util.concurrent.atomic.{AtomicBoolean, AtomicReference}
+import java.util.concurrent.atomic.{AtomicBoolean, AtomicInteger, AtomicReference}
 import scala.util.control.NonFatal
 import scala.concurrent.{ExecutionContext, Future}
 
@@ -112,9 +112,24 @@ final class JdbcUserRepository(source: ConnectionSource, acquireTimeoutMs: Long)
 
   private val down = new AtomicBoolean(false)
   private val trialRunning = new AtomicBoolean(false)
+  /** Calls submitted to the database dispatcher that have not started yet (waiting for a thread, so a connection). */
+  private val queued = new AtomicInteger(0)
+
+  /**
+   * The pool gauges: HikariCP's counts; `pending` is every caller waiting for a connection, those still
+   * queued for a database thread (one per connection) and those waiting inside HikariCP.
+   */
+  val poolStatistics: PoolStatistics = new PoolStatistics {
+    private def mx = source.pool.getHikariPoolMXBean
+    def active: Int = Option(mx).fold(0)(_.getActiveConnections)
+    def idle: Int = Option(mx).fold(0)(_.getIdleConnections)
+    def pending: Int = queued.get() + Option(mx).fold(0)(_.getThreadsAwaitingConnection)
+    def max: Int = source.pool.getMaximumPoolSize
+  }
 
   override def findByEmail(email: String): Future[Option[User]] = {
     val submitted = System.nanoTime()
+    queued.incrementAndGet()
     Future {
       withConnection(submitted) { conn =>
         val st = conn.prepareStatement(FindByEmailSql)
@@ -133,6 +148,7 @@ final class JdbcUserRepository(source: ConnectionSource, acquireTimeoutMs: Long)
 
   override def ping(): Future[Unit] = {
     val submitted = System.nanoTime()
+    queued.incrementAndGet()
     Future {
       withConnection(submitted) { conn =>
         val st = conn.createStatement()
@@ -146,6 +162,7 @@ final class JdbcUserRepository(source: ConnectionSource, acquireTimeoutMs: Long)
   }
 
   private def withConnection[A](submittedNanos: Long)(body: Connection => A): A = {
+    queued.decrementAndGet()
     if ((System.nanoTime() - submittedNanos) / 1000000L >= acquireTimeoutMs)
       throw new DatabaseUnavailable(new SQLTransientConnectionException("no database thread free within the acquire timeout"))
     val trial = down.get()

@@ -22,8 +22,9 @@ class HttpServerSpec extends AnyWordSpec with Matchers with BeforeAndAfterAll {
     override def ping(): Future[Unit] = Future.unit
   }
 
-  private val routes = new TokenRoutes(NoUsers, new PasswordVerifier,
-    new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600), ExecutionContext.global).routes
+  private val metrics = Vectors.metrics()
+  private val routes = new TokenRoutes(NoUsers, new PasswordVerifier(metrics),
+    new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, metrics), metrics, ExecutionContext.global).routes
   private val binding = Await.result(
     Http().newServerAt("127.0.0.1", 0).withSettings(App.serverSettings(system)).bind(routes), 20.seconds)
   private val port = binding.localAddress.getPort

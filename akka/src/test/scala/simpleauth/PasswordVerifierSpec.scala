@@ -4,7 +4,7 @@ import org.scalatest.matchers.should.Matchers
 import org.scalatest.wordspec.AnyWordSpec
 
 class PasswordVerifierSpec extends AnyWordSpec with Matchers {
-  private val verifier = new PasswordVerifier
+  private val verifier = new PasswordVerifier(Vectors.metrics())
 
   "PasswordVerifier" should {
     "have vectors to check" in {

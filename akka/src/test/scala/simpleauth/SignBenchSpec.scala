@@ -7,7 +7,7 @@ import org.scalatest.wordspec.AnyWordSpec
 import spray.json.*
 
 class SignBenchSpec extends AnyWordSpec with Matchers {
-  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600)
+  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, Vectors.metrics())
 
   "SignBench.measure" should {
     "issue verifiable token pairs on the calling thread for the timed duration" in {

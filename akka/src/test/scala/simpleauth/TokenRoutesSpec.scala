@@ -34,8 +34,9 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
   }
 
   private val repo = new FakeUserRepository
-  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600)
-  private val routes = new TokenRoutes(repo, new PasswordVerifier, signer, ExecutionContext.global).routes
+  private val metrics = Vectors.metrics()
+  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, metrics)
+  private val routes = new TokenRoutes(repo, new PasswordVerifier(metrics), signer, metrics, ExecutionContext.global).routes
 
   private val InvalidGrant = """{"error":"invalid_grant","error_description":"invalid username or password"}"""
 

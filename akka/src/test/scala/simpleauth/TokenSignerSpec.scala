@@ -11,14 +11,14 @@ import scala.jdk.CollectionConverters.*
 class TokenSignerSpec extends AnyWordSpec with Matchers {
   private val user = User(UUID.fromString("2f6ac9d1-8f3c-4e59-9d0b-9b7e5a0f4c11"), "johndoe", "John Doe", "john@example.com", "x")
   private val now = Instant.ofEpochSecond(1_800_000_000L)
-  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, () => now)
+  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, Vectors.metrics(), () => now)
 
   "TokenSigner" should {
     "name every dev key by its RFC 7638 thumbprint and publish its JWK" in {
       Vectors.keys should not be empty
       for (k <- Vectors.keys) {
         val key = Settings.parsePkcs8RsaKey(Vectors.pem(k.file)).fold(e => fail(e.message), identity)
-        val s = new TokenSigner(key, "i", "a", 1)
+        val s = new TokenSigner(key, "i", "a", 1, Vectors.metrics())
         s.kid shouldBe k.kid
         s.jwk shouldBe PublicJwk(k.kid, k.n, k.e)
       }

@@ -2,11 +2,15 @@ package simpleauth
 
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Path, Paths}
+import io.micrometer.prometheusmetrics.{PrometheusConfig, PrometheusMeterRegistry}
 import spray.json.*
 
 /** The shared test vectors and dev keys of ../spec (tests run in the stack folder). */
 object Vectors {
   val specDir: Path = Paths.get("..", "spec")
+
+  /** The service's meters on a registry of their own (no JVM meters). */
+  def metrics(): Metrics = new Metrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
 
   lazy val json: JsObject =
     JsonParser(new String(Files.readAllBytes(specDir.resolve("vectors.json")), StandardCharsets.UTF_8)).asJsObject
