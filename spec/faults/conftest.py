@@ -35,6 +35,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "long: minutes long; only with --long")
+    # test_zz_secrets reads its patterns from the conformance suite's test_zz_logs, which carries this marker.
+    config.addinivalue_line("markers", "tls_core: the conformance suite's subset under --db-tls")
 
 
 def pytest_collection_modifyitems(config, items):
