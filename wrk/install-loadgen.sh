@@ -23,6 +23,9 @@ MACHINE="${SIMPLE_AUTH_TOOLS:-$HOME/.cache/simple-auth}/oha-$OHA_VERSION"
 is_pinned() { [[ -x "$1" ]] && "$1" --version 2>/dev/null | grep -qw "$OHA_VERSION"; }
 
 if is_pinned "$BIN"; then
+  if ! is_pinned "$MACHINE/bin/oha"; then  # keep it for the next fresh clone on this machine
+    mkdir -p "$MACHINE/bin" && cp "$BIN" "$MACHINE/bin/oha"
+  fi
   echo "install-loadgen: oha $OHA_VERSION already in ${BIN#"$ROOT"/}"
   exit 0
 fi
