@@ -202,8 +202,10 @@ def standin_jre() -> None:
                      "jdk.graal.compiler.management", "jdk.internal.vm.ci"}
         wanted = [m.split("@")[0] for m in mods.split()]
         wanted = ",".join(m for m in wanted if m not in dev_tools)
+        # Not compressed, as Temurin's own JRE: a compressed modules image inflates every JDK class the AOT cache
+        # does not hold at each start, which the real image does not.
         run([str(jdk / "bin" / "jlink"), "--add-modules", wanted, "--strip-debug", "--no-man-pages",
-             "--no-header-files", "--compress=zip-6", "--output", str(ctx / "jre")])
+             "--no-header-files", "--output", str(ctx / "jre")])
         run(["docker", "build", "-q", "-t", tag, str(ctx)], quiet=True)
 
 
@@ -454,9 +456,15 @@ def local_start(name: str, database_url: str) -> tuple[float, float]:
         stackctl.stop_process(proc)
 
 
+# Below this, start-up differences are measurement grain, not start-up: 5 ms polls on each side, and the engine
+# stamps StartedAt around the exec rather than at it (actix answers in tens of ms).
+STARTUP_SLACK_S = 0.05
+
+
 def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.2) -> list[str]:
     """Container vs local start-up, interleaved (local, container, container, local, ...), medians of `runs` each.
-    Returns the stacks whose container median is more than `tolerance` above the local one (either figure)."""
+    Returns the stacks whose container median is more than `tolerance` (and more than STARTUP_SLACK_S) above the
+    local one, for either figure."""
     slow = []
     with stackctl.ThrowawayPostgres() as pg:
         for name in stacks:
@@ -467,7 +475,7 @@ def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.2)
                     samples[where].append(local_start(name, pg.url) if where == "local" else container_start(env, name))
             med = {w: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v)) for w, v in samples.items()}
             ratio = (med["container"][0] / med["local"][0], med["container"][1] / med["local"][1])
-            ok = all(r <= 1 + tolerance for r in ratio)
+            ok = all(c <= l * (1 + tolerance) or c - l <= STARTUP_SLACK_S for c, l in zip(med["container"], med["local"]))
             print(f"{name}: start-up, median of {runs} (exec -> /health/live 200 | -> first token): "
                   f"local {med['local'][0]:.3f} | {med['local'][1]:.3f} s, container {med['container'][0]:.3f} | "
                   f"{med['container'][1]:.3f} s, container/local {ratio[0]:.2f} | {ratio[1]:.2f} "
