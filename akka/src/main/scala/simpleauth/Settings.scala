@@ -1,17 +1,28 @@
 package simpleauth
 
+import java.io.FileInputStream
 import java.net.{URI, URISyntaxException, URLDecoder}
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Paths}
 import java.security.KeyFactory
+import java.security.cert.CertificateFactory
 import java.security.interfaces.{RSAPrivateCrtKey, RSAPublicKey}
 import java.security.spec.{PKCS8EncodedKeySpec, RSAPublicKeySpec}
 import java.util.Base64
 import scala.util.control.NonFatal
 
-/** Where and how to reach PostgreSQL, translated from a libpq URL to JDBC. */
-final case class DatabaseSettings(jdbcUrl: String, user: Option[String], password: Option[String]) {
-  override def toString: String = s"DatabaseSettings($jdbcUrl, user=${user.getOrElse("-")}, password=***)"
+/**
+ * Where and how to reach PostgreSQL, translated from a libpq URL to JDBC.
+ *
+ * @param tls pgjdbc connection properties for TLS (`sslmode`, `sslrootcert`, `sslfactory`), see [[Settings.tlsProperties]]
+ */
+final case class DatabaseSettings(
+    jdbcUrl: String,
+    user: Option[String],
+    password: Option[String],
+    tls: Map[String, String] = Map("sslmode" -> "prefer")
+) {
+  override def toString: String = s"DatabaseSettings($jdbcUrl, user=${user.getOrElse("-")}, password=***, tls=$tls)"
 }
 
 final case class SigningKey(privateKey: RSAPrivateCrtKey, publicKey: RSAPublicKey) {
@@ -70,7 +81,14 @@ object Settings {
     )
   }
 
-  /** postgres://user:pass@host:port/db?sslmode=disable -> jdbc:postgresql://host:port/db?sslmode=disable */
+  /** libpq's `sslmode` values this service accepts (`allow` is not: pgjdbc cannot honour it as libpq does). */
+  val SslModes: List[String] = List("disable", "prefer", "require", "verify-ca", "verify-full")
+
+  /**
+   * postgres://user:pass@host:port/db?sslmode=..&sslrootcert=.. -> jdbc:postgresql://host:port/db, the TLS
+   * parameters as pgjdbc properties (libpq's meanings, see [[tlsProperties]]), any other query parameter
+   * passed on to the driver as it is.
+   */
   def parseDatabaseUrl(url: String): Either[ConfigError, DatabaseSettings] = {
     def bad(why: String) = Left(ConfigError(s"DATABASE_URL is malformed: $why"))
     val uri =
@@ -100,12 +118,69 @@ object Settings {
                 }
             }
             val db = if (rawDb.isEmpty) user.getOrElse("postgres") else decode(rawDb)
-            val query = Option(u.getRawQuery).filter(_.nonEmpty).map("?" + _).getOrElse("")
+            val params = Option(u.getRawQuery).filter(_.nonEmpty).toList.flatMap(_.split("&")).filter(_.nonEmpty)
+            def named(name: String) = params.filter(p => p == name || p.startsWith(name + "=")).map(p => decode(p.drop(name.length + 1)))
+            val others = params.filterNot(p => TlsParameters.exists(n => p == n || p.startsWith(n + "=")))
+            val query = if (others.isEmpty) "" else others.mkString("?", "&", "")
             val jdbc = s"jdbc:postgresql://${u.getHost}:$port/${encodePathSegment(db)}$query"
-            Right(DatabaseSettings(jdbc, user.filter(_.nonEmpty), password))
+            tlsProperties(named("sslmode"), named("sslrootcert"))
+              .map(tls => DatabaseSettings(jdbc, user.filter(_.nonEmpty), password, tls))
           }
         }
     }
+  }
+
+  private val TlsParameters = List("sslmode", "sslrootcert")
+
+  /**
+   * libpq's `sslmode` and `sslrootcert` as pgjdbc connection properties.
+   *
+   *  - `prefer` (the default, as libpq) and `disable` map one to one; `require` without `sslrootcert` too
+   *    (encrypted, not verified; pgjdbc fails rather than fall back to plain TCP).
+   *  - `require` with `sslrootcert` verifies the chain (libpq's rule), which pgjdbc only does for
+   *    `verify-ca`: so it becomes `verify-ca`.
+   *  - `verify-ca`, `verify-full`: pgjdbc checks the chain against `sslrootcert`, and for `verify-full`
+   *    the host name against the certificate's DNS and IP subject alternative names.
+   *  - `sslrootcert=system`: the JVM's default trust store, through pgjdbc's `DefaultJavaSSLFactory`
+   *    (whose JSSE trust manager always verifies the chain); pgjdbc still checks the host for `verify-full`.
+   *
+   * Refused: any other `sslmode` (`allow` included), `verify-ca`/`verify-full` without `sslrootcert`, a
+   * parameter given twice, an `sslrootcert` file that cannot be read or holds no PEM certificate.
+   */
+  def tlsProperties(sslmodes: List[String], rootcerts: List[String]): Either[ConfigError, Map[String, String]] = {
+    def refuse(why: String) = Left(ConfigError(s"DATABASE_URL: $why"))
+    (sslmodes, rootcerts) match {
+      case (_ :: _ :: _, _) => refuse("sslmode is given more than once")
+      case (_, _ :: _ :: _) => refuse("sslrootcert is given more than once")
+      case (mode :: Nil, _) if !SslModes.contains(mode) =>
+        refuse(s"sslmode must be one of ${SslModes.mkString(", ")}; got '$mode'")
+      case (mode :: Nil, Nil) if mode.startsWith("verify-") =>
+        refuse(s"sslmode=$mode needs sslrootcert (a PEM file of CA certificates, or 'system')")
+      case (modes, rootcert) =>
+        val mode = modes.headOption.getOrElse("prefer")
+        rootcert.headOption match {
+          case None => Right(Map("sslmode" -> mode))
+          case Some("system") =>
+            Right(Map("sslmode" -> mode, "sslfactory" -> "org.postgresql.ssl.DefaultJavaSSLFactory"))
+          case Some(path) =>
+            readableCaFile(path).map { _ =>
+              val pgjdbcMode = if (mode == "require") "verify-ca" else mode
+              Map("sslmode" -> pgjdbcMode, "sslrootcert" -> path)
+            }
+        }
+    }
+  }
+
+  private def readableCaFile(path: String): Either[ConfigError, Unit] = {
+    def refuse(why: String) = Left(ConfigError(s"DATABASE_URL: sslrootcert $path $why"))
+    val file = Paths.get(path)
+    if (!Files.isRegularFile(file) || !Files.isReadable(file)) refuse("is not a readable file")
+    else
+      try {
+        val in = new FileInputStream(file.toFile)
+        val certificates = try CertificateFactory.getInstance("X.509").generateCertificates(in) finally in.close()
+        if (certificates.isEmpty) refuse("holds no PEM certificate") else Right(())
+      } catch { case NonFatal(e) => refuse(s"cannot be read as PEM certificates (${e.getClass.getSimpleName})") }
   }
 
   private def decode(s: String): String = URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8)

@@ -28,6 +28,7 @@ object JdbcUserRepository {
     config.setJdbcUrl(settings.database.jdbcUrl)
     settings.database.user.foreach(config.setUsername)
     settings.database.password.foreach(config.setPassword)
+    settings.database.tls.foreach(config.addDataSourceProperty(_, _))
     config.setMaximumPoolSize(settings.dbPoolSize)
     config.setMinimumIdle(settings.dbPoolSize) // fixed-size pool: no connect on the hot path
     config.setConnectionTimeout(settings.dbAcquireTimeoutMs)
@@ -72,6 +73,7 @@ final class ConnectionSource(settings: Settings) {
     val props = new Properties()
     settings.database.user.foreach(props.setProperty("user", _))
     settings.database.password.foreach(props.setProperty("password", _))
+    settings.database.tls.foreach(props.setProperty(_, _))
     val seconds = math.max(1L, (settings.dbAcquireTimeoutMs + 999) / 1000).toString
     props.setProperty("connectTimeout", seconds)
     props.setProperty("loginTimeout", seconds)

@@ -17,14 +17,48 @@ class SettingsSpec extends AnyWordSpec with Matchers {
       s.issuer shouldBe "http://localhost:8080"
       s.audience shouldBe "channel-api"
       s.tokenTtlSeconds shouldBe 600
-      s.database shouldBe DatabaseSettings("jdbc:postgresql://127.0.0.1:5432/auth", Some("auth"), Some("auth"))
+      s.database shouldBe DatabaseSettings("jdbc:postgresql://127.0.0.1:5432/auth", Some("auth"), Some("auth"), Map("sslmode" -> "prefer"))
     }
 
-    "translate libpq URLs to JDBC, keeping query parameters" in {
-      Settings.parseDatabaseUrl("postgres://u:p%40ss@db.internal:6543/app?sslmode=disable") shouldBe
-        Right(DatabaseSettings("jdbc:postgresql://db.internal:6543/app?sslmode=disable", Some("u"), Some("p@ss")))
+    "translate libpq URLs to JDBC, keeping other query parameters" in {
+      Settings.parseDatabaseUrl("postgres://u:p%40ss@db.internal:6543/app?sslmode=disable&connectTimeout=3") shouldBe
+        Right(DatabaseSettings("jdbc:postgresql://db.internal:6543/app?connectTimeout=3", Some("u"), Some("p@ss"), Map("sslmode" -> "disable")))
       Settings.parseDatabaseUrl("postgresql://u@localhost/app") shouldBe
-        Right(DatabaseSettings("jdbc:postgresql://localhost:5432/app", Some("u"), None))
+        Right(DatabaseSettings("jdbc:postgresql://localhost:5432/app", Some("u"), None, Map("sslmode" -> "prefer")))
+    }
+
+    "map sslmode and sslrootcert onto pgjdbc with libpq's meanings" in {
+      def tls(query: String) = Settings.parseDatabaseUrl(s"postgres://u:p@db:5432/app?$query").map(_.tls)
+      val ca = java.nio.file.Files.createTempFile("simple-auth-ca", ".pem")
+      java.nio.file.Files.writeString(ca, TestCa)
+      try {
+        tls("") shouldBe Right(Map("sslmode" -> "prefer"))
+        for (mode <- List("disable", "prefer", "require")) tls(s"sslmode=$mode") shouldBe Right(Map("sslmode" -> mode))
+        // libpq: require with a root certificate verifies the chain, which pgjdbc calls verify-ca.
+        tls(s"sslmode=require&sslrootcert=$ca") shouldBe Right(Map("sslmode" -> "verify-ca", "sslrootcert" -> ca.toString))
+        tls(s"sslmode=verify-ca&sslrootcert=$ca") shouldBe Right(Map("sslmode" -> "verify-ca", "sslrootcert" -> ca.toString))
+        tls(s"sslrootcert=$ca&sslmode=verify-full") shouldBe Right(Map("sslmode" -> "verify-full", "sslrootcert" -> ca.toString))
+        tls("sslmode=verify-full&sslrootcert=system") shouldBe
+          Right(Map("sslmode" -> "verify-full", "sslfactory" -> "org.postgresql.ssl.DefaultJavaSSLFactory"))
+        tls("sslmode=require&sslrootcert=system") shouldBe
+          Right(Map("sslmode" -> "require", "sslfactory" -> "org.postgresql.ssl.DefaultJavaSSLFactory"))
+      } finally java.nio.file.Files.delete(ca)
+    }
+
+    "refuse other sslmodes, verification without a root, and unreadable root certificates" in {
+      def refusal(query: String) =
+        Settings.parseDatabaseUrl(s"postgres://u:p@db:5432/app?$query").left.map(_.message).swap.getOrElse(fail(query))
+      for (mode <- List("allow", "bogus", "REQUIRE", ""))
+        refusal(s"sslmode=$mode") shouldBe
+          s"DATABASE_URL: sslmode must be one of disable, prefer, require, verify-ca, verify-full; got '$mode'"
+      refusal("sslmode=verify-full") should include("needs sslrootcert")
+      refusal("sslmode=verify-ca") should include("needs sslrootcert")
+      refusal("sslmode=require&sslmode=disable") should include("more than once")
+      refusal("sslmode=verify-full&sslrootcert=/nonexistent/ca.pem") should include("is not a readable file")
+      refusal(s"sslmode=verify-full&sslrootcert=${Vectors.specDir.resolve("keys")}") should include("is not a readable file")
+      refusal(s"sslmode=verify-full&sslrootcert=${Vectors.specDir.resolve("keys/dev-rsa-2048.pem")}") should include("sslrootcert")
+      Settings.fromEnv(env("DATABASE_URL" -> "postgres://u:p@db/app?sslmode=bogus")).left.map(_.message) shouldBe
+        Left("DATABASE_URL: sslmode must be one of disable, prefer, require, verify-ca, verify-full; got 'bogus'")
     }
 
     "refuse malformed database URLs" in {
@@ -51,4 +85,26 @@ class SettingsSpec extends AnyWordSpec with Matchers {
       Settings.fromEnv(env("DB_ACQUIRE_TIMEOUT_MS" -> "50")).map(_.dbAcquireTimeoutMs) shouldBe Right(250)
     }
   }
+
+  /** A self-signed CA certificate (its key is not kept): enough for the parser, which only reads certificates. */
+  private val TestCa: String = """-----BEGIN CERTIFICATE-----
+MIIDHTCCAgWgAwIBAgIUXE5Lu1WQFlWuzFFnsnU/XdhV7BwwDQYJKoZIhvcNAQEL
+BQAwHjEcMBoGA1UEAwwTc2ltcGxlLWF1dGggdGVzdCBDQTAeFw0yNjExMjMxNjA3
+MThaFw0zNjExMjAxNjA3MThaMB4xHDAaBgNVBAMME3NpbXBsZS1hdXRoIHRlc3Qg
+Q0EwggEiMA0GCSqGSIb3DQEBAQUAA4IBDwAwggEKAoIBAQDdJhKhhhOGECFTzzXS
+66z8gpYUn23J4bDA8pdzYgIabXuJpWz1a9WpSspbOMndEmyqBd9FotPyeSSkUTgj
+R/FDVIW2u8vk1bcokpNuWcsmXWYCnyxB8Vf127QF7YxAdvzUDq/SUeoZG16KquF2
+mHE/TcBpDNooojPlzConePnaLCNXKA3oNNpDb0gaSev13msJ1WHCqtC8ewvCWT/A
+AuVasulv1l4sPzhfmMFRc+dtEgNvkPq4HxZzn+tl/Ciwz7fjmzHM5MtqnK/mc7sc
+SWKyvbkmuFkT6DobCpnoQPWqAhMX3Y5Ik3jgEpHkhAsClSVezMnPRD6Sqm5PcObv
+4nR1AgMBAAGjUzBRMB0GA1UdDgQWBBRh+4LPAQG4mHpSE1Ty7EtZHsGUdjAfBgNV
+HSMEGDAWgBRh+4LPAQG4mHpSE1Ty7EtZHsGUdjAPBgNVHRMBAf8EBTADAQH/MA0G
+CSqGSIb3DQEBCwUAA4IBAQA09p0Zdrs0+SdITyrUI0bY4ufhD259imBgibXUfRDY
++PELu+Yqe/taAnL/4FdVLqW15NtMxqxxYkDPa6jfPgLu+umcRq3lMWTNjNHDf1yM
+LJvET1W6GBdJ7CunUUu0JzGF39CtFMTGNUSlK+isFO76nv1+jqVxQlM1iVu8ZSdY
+1SiCz3TESv7RdPVWHuamX8fSXvZ89+P6aktDKTDcqNd8p6MOG+0BzwWgEB1JHPxr
+pH5rR9GQyTTujiuJkgIoo6+G1yj2doZnDHyiGxbNNVUDYY2j2RLnaiuA1fGZZd5V
+U36ZzxZ5ldgVu4WO6tGZ1sUzindVYhQi6e9LskaSk/BC
+-----END CERTIFICATE-----
+"""
 }
