@@ -8,6 +8,15 @@ ThisBuild / organization := "example.simpleauth"
 val AkkaVersion     = "2.8.8"
 val AkkaHttpVersion = "10.5.3"
 
+// ACCP ships its native library (AWS-LC) per platform: the build machine's architecture picks the jar, so
+// an aarch64 build (a Docker build on arm, say) signs natively too. Same rule in all three JVM stacks:
+// aarch64/arm64 -> linux-aarch_64 (Maven Central's name for it), anything else -> linux-x86_64 (where ACCP
+// cannot load, the service logs a warning and the JDK signs).
+val AccpClassifier = sys.props("os.arch") match {
+  case "aarch64" | "arm64" => "linux-aarch_64"
+  case _                   => "linux-x86_64"
+}
+
 lazy val root = (project in file("."))
   .settings(
     name := "simple-auth-akka",
@@ -24,7 +33,7 @@ lazy val root = (project in file("."))
       "com.nimbusds"        % "nimbus-jose-jwt"      % "10.10",
       "org.bouncycastle"    % "bcprov-jdk18on"       % "1.86",
       // RSA signing through AWS-LC (native), the same provider in all three JVM stacks: see NativeCrypto.
-      ("software.amazon.cryptools" % "AmazonCorrettoCryptoProvider" % "2.5.0").classifier("linux-x86_64"),
+      ("software.amazon.cryptools" % "AmazonCorrettoCryptoProvider" % "2.5.0").classifier(AccpClassifier),
       // GET /metrics: Micrometer, the JVM's metrics facade (HikariCP and Spring use it), with its Prometheus registry.
       "io.micrometer"       % "micrometer-registry-prometheus" % "1.16.8",
       "ch.qos.logback"      % "logback-classic"      % "1.5.18",

@@ -29,7 +29,8 @@ object App {
     given system: ActorSystem[Nothing] = ActorSystem(Behaviors.empty[Nothing], "simple-auth", actorSystemConfig(settings))
     given ExecutionContext = system.executionContext
     val log = LoggerFactory.getLogger("simpleauth")
-    nativeCryptoUnavailable.foreach(why => log.warn(s"native crypto provider unavailable, signing with the JDK's RSA: $why"))
+    nativeCryptoUnavailable.foreach(why =>
+      log.warn(s"native crypto provider (ACCP) unavailable, signing with the JDK's RSA (${NativeCrypto.rsaProvider}): $why"))
 
     val dbEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.db-dispatcher"))
     val hashingEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.hashing-dispatcher"))

@@ -11,8 +11,9 @@ import scala.util.control.NonFatal
  * Must run before the signing key is parsed: a key made by ACCP's `KeyFactory` stays a native key, so
  * signing does not convert it on every call.
  *
- * The jar's native library is for Linux x86-64; elsewhere the JDK's providers stay in charge and the
- * start-up line says so.
+ * The build bundles ACCP's native library for the build machine's platform (Linux x86-64 or aarch64, see
+ * build.sbt); where it cannot load, the JDK's providers stay in charge: the service logs one warning and the
+ * start-up line's `rsa` field names the provider.
  */
 object NativeCrypto {
 

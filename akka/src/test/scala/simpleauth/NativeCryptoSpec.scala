@@ -8,7 +8,8 @@ import org.scalatest.wordspec.AnyWordSpec
 
 class NativeCryptoSpec extends AnyWordSpec with Matchers {
   private val signingInput = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJqb2huIn0".getBytes(StandardCharsets.US_ASCII)
-  private def linuxX64 = sys.props("os.name") == "Linux" && Set("amd64", "x86_64").contains(sys.props("os.arch"))
+  /** The platforms build.sbt bundles ACCP's native library for. */
+  private def accpPlatform = sys.props("os.name") == "Linux" && Set("amd64", "x86_64", "aarch64", "arm64").contains(sys.props("os.arch"))
 
   private def sign(key: PrivateKey, signature: Signature): Array[Byte] = {
     signature.initSign(key)
@@ -19,8 +20,8 @@ class NativeCryptoSpec extends AnyWordSpec with Matchers {
   private def parse(pem: String): SigningKey = Settings.parsePkcs8RsaKey(pem).fold(e => fail(e.message), identity)
 
   "NativeCrypto" should {
-    "sign with AWS-LC on Linux x86-64 and give the JDK's bytes" in {
-      assume(linuxX64, "ACCP's native library is for Linux x86-64")
+    "sign with AWS-LC on Linux x86-64 and aarch64 and give the JDK's bytes" in {
+      assume(accpPlatform, "ACCP's native library is bundled for Linux x86-64 and aarch64")
       val pem = Vectors.pem("keys/dev-rsa-2048.pem")
       val jdk = sign(parse(pem).privateKey, Signature.getInstance("SHA256withRSA", "SunRsaSign"))
 
