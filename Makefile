@@ -1,5 +1,6 @@
 # simple-auth: one token service, four stacks, one benchmark.
 #   make test                  every stack's unit tests, the conformance suite and the fault suite, every stack
+#   make conformance-tls       the whole conformance suite against TLS-only PostgreSQL (require, verify-full)
 #   make test-faults           the fault suite with its long parts (latency under slow clients, soak)
 #   make soak                  5-minute memory soak per stack
 #   make bench                 the benchmark (throw-away PostgreSQL unless DATABASE_URL is set)
@@ -21,7 +22,7 @@ ONLY   := $(or $(STACK),$(STACKS))
 # rustup's cargo, when it is not on PATH yet (a fresh login shell has it; make's may not).
 export PATH := $(if $(wildcard $(HOME)/.cargo/bin/cargo),$(HOME)/.cargo/bin:)$(PATH)
 
-.PHONY: help deps test test-faults soak unit conformance tools-test run db build venv bench bench-smoke docker-test profile user compare clean
+.PHONY: help deps test test-faults soak unit conformance conformance-tls tools-test run db build venv bench bench-smoke docker-test profile user compare clean
 .DEFAULT_GOAL := help
 
 help:
@@ -48,6 +49,10 @@ test: deps venv tools-test
 	  $(PY) wrk/stackctl.py test $$s || failed="$$failed $$s(unit)"; \
 	  echo "=== $$s: conformance"; \
 	  $(PY) -m pytest spec/conformance --stack $$s || failed="$$failed $$s(conformance)"; \
+	  for m in require verify-full; do \
+	    echo "=== $$s: conformance against a TLS-only PostgreSQL, sslmode=$$m (the tls_core subset)"; \
+	    $(PY) -m pytest spec/conformance --stack $$s --db-tls $$m -m tls_core || failed="$$failed $$s(conformance-tls-$$m)"; \
+	  done; \
 	  echo "=== $$s: faults"; \
 	  $(PY) -m pytest spec/faults --stack $$s || failed="$$failed $$s(faults)"; \
 	done; \
@@ -59,6 +64,10 @@ unit: venv
 
 conformance: venv
 	@for s in $(ONLY); do $(PY) -m pytest spec/conformance --stack $$s || exit 1; done
+
+# The whole conformance suite against TLS-only PostgreSQL (make test runs its tls_core subset).
+conformance-tls: venv
+	@for s in $(ONLY); do for m in require verify-full; do $(PY) -m pytest spec/conformance --stack $$s --db-tls $$m || exit 1; done; done
 
 test-faults: venv
 	@failed=""; for s in $(ONLY); do $(PY) -m pytest spec/faults --long --stack $$s || failed="$$failed $$s"; done; \

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FLY = ROOT / "fly"
-# The contract's environment variables (shared/contract.md §5, spec/openapi.yaml).
+# The contract's environment variables (spec/README.md §5, spec/openapi.yaml).
 CONTRACT_ENV = {"PORT", "HOST", "DATABASE_URL", "DB_POOL_SIZE", "DB_ACQUIRE_TIMEOUT_MS", "JWT_PRIVATE_KEY_FILE",
                 "JWT_PRIVATE_KEY", "JWT_ISSUER", "JWT_AUDIENCE", "TOKEN_TTL_SECONDS", "LOG_LEVEL"}
 # Secrets and attachments, never in a committed config.
