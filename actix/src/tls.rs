@@ -258,3 +258,72 @@ impl ServerCertVerifier for EncryptOnly {
         self.algorithms.supported_schemes()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A self-signed P-256 CA made for these tests only (no key is kept).
+    const TEST_CA: &str = "-----BEGIN CERTIFICATE-----
+MIIBqTCCAU+gAwIBAgIURNS8Ib5Uf+VBl1+P8ITUUAZmdycwCgYIKoZIzj0EAwIw
+KTEnMCUGA1UEAwwec2ltcGxlLWF1dGggYWN0aXggdW5pdC10ZXN0IENBMCAXDTI2
+MTEyMzE2MjEyNFoYDzIxMjYxMDMwMTYyMTI0WjApMScwJQYDVQQDDB5zaW1wbGUt
+YXV0aCBhY3RpeCB1bml0LXRlc3QgQ0EwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNC
+AARj5G+DlotcjaNh0UlOLHK2FacL61Oakzae9sAtBaDZdFRMHxSQRzi9rUejmjLj
+exSyGgLfho93GIaoFGkDphXno1MwUTAdBgNVHQ4EFgQUJA8LjnHs+mVSTkQQSjEe
+33hx0mUwHwYDVR0jBBgwFoAUJA8LjnHs+mVSTkQQSjEe33hx0mUwDwYDVR0TAQH/
+BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEA5XtbbuJuoXUAVG/fvu7Aj2QdIGqJ
+5eEN2CjcqkD9otICIDrMVrMi4ROEIAvQAyGG24Ptsu4xw5uZDgpHwMAEnfV6
+-----END CERTIFICATE-----\n";
+
+    fn temp_file(name: &str, contents: &[u8]) -> String {
+        let path = std::env::temp_dir().join(format!("simple-auth-actix-{}-{name}", std::process::id()));
+        std::fs::write(&path, contents).expect("write");
+        path.to_string_lossy().into_owned()
+    }
+
+    fn settings(mode: SslMode, root: Option<RootCert>) -> DatabaseTls {
+        DatabaseTls { mode, root }
+    }
+
+    #[test]
+    fn connectors_are_built_for_every_verifying_mode() {
+        let ca = temp_file("ca.pem", TEST_CA.as_bytes());
+        for mode in [SslMode::Prefer, SslMode::Require, SslMode::VerifyCa, SslMode::VerifyFull] {
+            connector(&settings(mode, Some(RootCert::File(ca.clone())))).expect(mode.name());
+        }
+        for mode in [SslMode::Prefer, SslMode::Require] {
+            connector(&settings(mode, None)).expect(mode.name());
+        }
+        let _ = std::fs::remove_file(ca);
+    }
+
+    #[test]
+    fn unusable_root_files_are_refused_naming_sslrootcert() {
+        let not_pem = temp_file("not-pem.txt", b"hello\n");
+        let garbage = temp_file("garbage.pem", b"-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n");
+        let dir = std::env::temp_dir().to_string_lossy().into_owned();
+        for path in ["/nonexistent/ca.pem", dir.as_str(), not_pem.as_str(), garbage.as_str()] {
+            for mode in [SslMode::Require, SslMode::VerifyFull] {
+                let Err(err) = connector(&settings(mode, Some(RootCert::File(path.to_owned())))) else {
+                    panic!("{path} accepted");
+                };
+                assert!(err.starts_with("sslrootcert ") && !err.contains('\n'), "{err}");
+            }
+        }
+        let _ = std::fs::remove_file(not_pem);
+        let _ = std::fs::remove_file(garbage);
+    }
+
+    #[test]
+    fn system_roots_mean_verify_full() {
+        assert_eq!(
+            DatabaseTls::from_params(None, Some("system")),
+            Ok(settings(SslMode::VerifyFull, Some(RootCert::System)))
+        );
+        for mode in ["disable", "prefer", "require", "verify-ca"] {
+            assert!(DatabaseTls::from_params(Some(mode), Some("system")).is_err(), "{mode}");
+        }
+        assert_eq!(DatabaseTls::from_params(Some("require"), Some("")), Ok(settings(SslMode::Require, None)));
+    }
+}
