@@ -91,7 +91,7 @@ run: venv
 db: venv
 	$(PY) wrk/stackctl.py db
 
-# Extra runner flags: make bench BENCH_ARGS="--profile fly-shared-1x --stacks actix,spring"
+# Extra runner flags: make bench BENCH_ARGS="--profile fly-shared-cpu-1x --stacks actix,spring"
 BENCH_ARGS ?=
 bench: deps venv
 	bash .ci/install --loadgen

@@ -3,6 +3,7 @@
 # oha from crates.io, pinned, as .cache/oha/bin/oha in the work tree (nothing system-wide).
 #
 #   bash wrk/install-loadgen.sh          # no-op when the pinned version is already there
+#   bash wrk/install-loadgen.sh --check  # exit 0 when it is there (in the work tree or this machine's copy), 1 if not
 #
 # Why oha (README.md, "Open-loop latency: why oha"): with -q and --latency-correction
 # its latency is taken from each request's intended start (the rate ticker's
@@ -21,6 +22,15 @@ BIN="$ROOT/.cache/oha/bin/oha"
 MACHINE="${SIMPLE_AUTH_TOOLS:-$HOME/.cache/simple-auth}/oha-$OHA_VERSION"
 
 is_pinned() { [[ -x "$1" ]] && "$1" --version 2>/dev/null | grep -qw "$OHA_VERSION"; }
+
+case "${1:-}" in
+  --check)
+    if is_pinned "$BIN" || is_pinned "$MACHINE/bin/oha"; then exit 0; fi
+    echo "install-loadgen: oha $OHA_VERSION missing (bash wrk/install-loadgen.sh builds it)" >&2
+    exit 1 ;;
+  "") ;;
+  *) echo "install-loadgen: unknown option '$1' (--check)" >&2; exit 2 ;;
+esac
 
 if is_pinned "$BIN"; then
   if ! is_pinned "$MACHINE/bin/oha"; then  # keep it for the next fresh clone on this machine
