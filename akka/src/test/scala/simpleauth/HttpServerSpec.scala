@@ -117,6 +117,30 @@ class HttpServerSpec extends AnyWordSpec with Matchers with BeforeAndAfterAll {
       exchange(request("HEAD", "/nope")).status shouldBe 404
     }
 
+    "refuse HEAD and TRACE with content with the contract's alternative: 400 invalid_request, connection closed" in {
+      // akka-http's parser refuses these before routing, so the answer is the same on every path.
+      for (path <- List("/token", "/health", "/nope"); send <- senders.tail) {
+        val trace = exchange(send("TRACE", path))
+        withClue(s"TRACE $path") {
+          trace.status shouldBe 400
+          trace.headers.get("content-type") shouldBe Some("application/json")
+          trace.headers.get("cache-control") shouldBe Some("no-store")
+          trace.headers.get("connection") shouldBe Some("close")
+          trace.body should include("\"error\":\"invalid_request\"")
+          trace.body should include("TRACE request must not carry content")
+        }
+        val head = exchange(send("HEAD", path))
+        withClue(s"HEAD $path") {
+          head.status shouldBe 400
+          head.headers.get("content-type") shouldBe Some("application/json")
+          head.headers.get("cache-control") shouldBe Some("no-store")
+          head.headers.get("connection") shouldBe Some("close")
+          head.headers.get("content-length") shouldBe None
+          head.body shouldBe ""
+        }
+      }
+    }
+
     "refuse a method that is no token with a JSON 400" in {
       AnyMethodParserSettings.anyToken("FO\u0001O") shouldBe None
       AnyMethodParserSettings.anyToken("FO(O") shouldBe None
