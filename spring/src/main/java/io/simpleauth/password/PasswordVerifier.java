@@ -70,6 +70,15 @@ public class PasswordVerifier {
 		this.metrics.passwordCheck(Scheme.DUMMY, Result.MISMATCH);
 	}
 
+	/**
+	 * Burns the same argon2id verification after a {@link Outcome#MALFORMED} stored hash (a disabled user's
+	 * {@code $disabled$} marker, an unknown scheme), so that such an account answers no faster than an unknown
+	 * user. Not counted: {@link #verify} already counted this login as {@code unusable}.
+	 */
+	public void padUnusable(String password) {
+		check(Scheme.ARGON2ID, password, DUMMY_HASH);
+	}
+
 	private Outcome check(Scheme scheme, String password, String storedHash) {
 		byte[] secret = password.getBytes(StandardCharsets.UTF_8);
 		return switch (scheme) {

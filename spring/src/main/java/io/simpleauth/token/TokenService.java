@@ -60,6 +60,8 @@ public class TokenService {
 				return this.signer.issue(user);
 			}
 			case MALFORMED -> {
+				// Costs what an unknown user costs, so a disabled or broken account cannot be told apart by timing.
+				this.passwords.padUnusable(password);
 				if (this.reportedMalformed.size() < MAX_REPORTED && this.reportedMalformed.add(user.id())) {
 					log.warn("data error: user {} has an unusable password_hash (unknown scheme or malformed); login refused",
 							user.id());
