@@ -99,7 +99,7 @@ def test_postgres_loads_sql_at_first_start():
 
 def test_bench_target_flag():
     assert bench.parse_args(["--stacks", "actix"]).target == "local"
-    s = bench.parse_args(["--stacks", "actix", "--target", "docker", "--profile", "fly-shared-1x"])
+    s = bench.parse_args(["--stacks", "actix", "--target", "docker", "--profile", "cpu1-256m"])
     assert s.target == "docker" and s.limits.cpus == 1.0 and s.limits.memory_mb == 256
     with pytest.raises(SystemExit):
         bench.parse_args(["--target", "docker", "--url", "a=http://x"])
