@@ -1,6 +1,9 @@
 """The methods table (spec/README.md, "Methods"): every method the server can parse, on every kind of path,
 with no body, a JSON body with Content-Length and a chunked JSON body, gets the contract's answer — never the
-framework's own. Raw HTTP/1.1 over a socket, since HTTP client libraries refuse or rewrite some of these."""
+framework's own. Raw HTTP/1.1 over a socket, since HTTP client libraries refuse or rewrite some of these.
+
+The contract's one alternative (spec/README.md, "Methods"; RFC 9110 §9.3.2, §9.3.8): a HEAD or TRACE request
+that carries content may instead be refused with 400 invalid_request and the connection closed."""
 from __future__ import annotations
 
 import contextlib
@@ -111,6 +114,33 @@ def expected(method: str, path: str, body: str) -> tuple[int, str | None, dict |
     return 404, None, {"error": "not_found"}, "application/json"
 
 
+def may_refuse_content(method: str, body: str) -> bool:
+    """HEAD or TRACE with content: the contract allows the refusal as well as the table's answer."""
+    return method in ("HEAD", "TRACE") and body != "none"
+
+
+def assert_closed_cleanly(conn: Connection) -> None:
+    """The server announced `Connection: close`: it closes with no byte after the answer (no HEAD body)."""
+    with contextlib.suppress(ConnectionResetError):
+        while conn._more():
+            pass
+    assert conn.buf == b"", f"bytes after the answer: {conn.buf[:100]!r}"
+
+
+def assert_content_refusal(conn: Connection, method: str, headers: dict[str, str], payload: bytes) -> None:
+    """The alternative answer, exactly: 400 invalid_request with the error headers, Connection: close, then nothing."""
+    assert headers.get("content-type", "").split(";")[0].strip().lower() == "application/json", headers
+    assert "no-store" in headers.get("cache-control", "").lower(), headers
+    assert "allow" not in headers, headers
+    assert "close" in headers.get("connection", "").lower(), f"a refused {method} with content must close: {headers}"
+    if method == "HEAD":
+        assert payload == b""
+    else:
+        doc = json.loads(payload)
+        assert doc.get("error") == "invalid_request" and set(doc) == {"error", "error_description"}, doc
+    assert_closed_cleanly(conn)
+
+
 CASES = [(m, p, b) for p in PATHS for m in METHODS for b in BODIES]
 
 
@@ -124,6 +154,9 @@ def test_method_table(service, method, path, body):
         answer = conn.response(head_request=method == "HEAD")
         assert answer is not None, "the server closed the connection without an answer"
         got, headers, payload = answer
+        if got == 400 and may_refuse_content(method, body):
+            assert_content_refusal(conn, method, headers, payload)
+            return
         assert got == status, f"expected {status}, got {got} {headers} {payload[:200]!r}"
         assert headers.get("content-type", "").split(";")[0].strip().lower() == media, headers
         if allow is not None:
@@ -143,10 +176,7 @@ def test_method_table(service, method, path, body):
         # The connection still carries a request (the request body was read, and a HEAD answer sent none),
         # unless the server said it would close it or closed it without a stray byte.
         if "close" in headers.get("connection", "").lower():
-            with contextlib.suppress(ConnectionResetError):
-                while conn._more():
-                    pass
-            assert conn.buf == b"", f"bytes after the answer: {conn.buf[:100]!r}"
+            assert_closed_cleanly(conn)
             return
         try:
             conn.sock.sendall(b"GET /.well-known/jwks.json HTTP/1.1\r\nHost: " + u.netloc.encode() + b"\r\n\r\n")
