@@ -94,19 +94,22 @@ object Api:
     )
 
   /**
-   * The user, if the password matches; otherwise `invalid_grant`, the same for every reason. Unknown users still
-   * pay for one argon2id verification, so timing does not reveal who exists.
+   * The user, if the password matches; otherwise `invalid_grant`, the same for every reason. Unknown users and
+   * users whose stored hash is unusable (disabled, unknown scheme) still pay for one argon2id verification, so
+   * timing does not reveal who exists.
    */
   private def authenticate(user: Option[User], password: String): ZIO[PasswordVerifier, ApiError, User] =
-    user match
-      case None => ZIO.serviceWithZIO[PasswordVerifier](_.verifyDummy(password)) *> ZIO.fail(ApiError.InvalidGrant)
-      case Some(u) =>
-        PasswordVerifier.verify(password, u.passwordHash).flatMap {
-          case Verification.Match            => ZIO.succeed(u)
-          case Verification.Mismatch         => ZIO.fail(ApiError.InvalidGrant)
-          case Verification.Unusable(reason) =>
-            ZIO.logWarning(s"data error: user ${u.id} has an unusable password hash ($reason)") *> ZIO.fail(ApiError.InvalidGrant)
-        }
+    ZIO.serviceWithZIO[PasswordVerifier] { verifier =>
+      user match
+        case None => verifier.verifyDummy(password) *> ZIO.fail(ApiError.InvalidGrant)
+        case Some(u) =>
+          verifier.verify(password, u.passwordHash).flatMap {
+            case Verification.Match            => ZIO.succeed(u)
+            case Verification.Mismatch         => ZIO.fail(ApiError.InvalidGrant)
+            case Verification.Unusable(reason) =>
+              verifier.padUnusable(password) *> verifier.reportUnusable(u.id, reason) *> ZIO.fail(ApiError.InvalidGrant)
+          }
+    }
 
   private val health: URIO[UserRepository, Response] =
     ZIO.serviceWithZIO[UserRepository](_.healthy).map(up => if up then healthUp else healthDown)

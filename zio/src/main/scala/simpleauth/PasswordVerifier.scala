@@ -2,7 +2,7 @@ package simpleauth
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.security.{MessageDigest, SecureRandom}
-import java.util.Base64
+import java.util.{Base64, UUID}
 import javax.crypto.Mac
 import javax.crypto.spec.SecretKeySpec
 
@@ -22,32 +22,64 @@ trait PasswordVerifier:
   def verify(password: String, stored: String): UIO[Verification]
   /** Same work as a real argon2id check, for unknown users (no user enumeration by timing). */
   def verifyDummy(password: String): UIO[Unit]
+  /**
+   * The unknown user's argon2id check again, after `verify` found the stored hash unusable (a disabled user's
+   * `$disabled$` marker, an unknown scheme): such an account answers no sooner than an unknown user. Not counted
+   * as a check of its own, `verify` already counted the login as `unusable`.
+   */
+  def padUnusable(password: String): UIO[Unit]
+  /** Logs a user's unusable stored hash at warning once, later logins of that user at debug: no log flooding. */
+  def reportUnusable(userId: UUID, reason: String): UIO[Unit]
 
 object PasswordVerifier:
   def verify(password: String, stored: String): URIO[PasswordVerifier, Verification] =
     ZIO.serviceWithZIO[PasswordVerifier](_.verify(password, stored))
 
+  /** Beyond this many distinct users with an unusable hash, further ones are logged at debug only. */
+  val MaxReported = 10_000
+
   /** One verification per core at a time: argon2id is CPU-bound and takes m KiB (19 MiB) per run. */
   val live: ULayer[PasswordVerifier] = ZLayer {
     for
-      permits <- ZIO.succeed(java.lang.Runtime.getRuntime.availableProcessors())
-      limit   <- Semaphore.make(permits.toLong)
-      dummy   <- ZIO.attemptBlocking(Hashes.newDummyArgon2id()).orDie
-    yield Live(dummy, limit)
+      permits  <- ZIO.succeed(java.lang.Runtime.getRuntime.availableProcessors())
+      limit    <- Semaphore.make(permits.toLong)
+      dummy    <- ZIO.attemptBlocking(Hashes.newDummyArgon2id()).orDie
+      reported <- Ref.make(Set.empty[UUID])
+    yield Live(dummy, limit, reported)
   }
 
   /**
    * Verification runs on ZIO's blocking pool (never on Netty's event loop or ZIO's default executor), behind a
    * semaphore so a burst of logins queues instead of running hundreds of 19 MiB argon2id computations at once.
+   * `check` is the hashing itself (`Hashes.verify`; tests count its calls).
    */
-  final case class Live(dummyHash: String, limit: Semaphore) extends PasswordVerifier:
+  final case class Live(
+      dummyHash: String,
+      limit: Semaphore,
+      reported: Ref[Set[UUID]],
+      check: (String, String) => Verification = Hashes.verify
+  ) extends PasswordVerifier:
     def verify(password: String, stored: String): UIO[Verification] =
-      (if stored.startsWith("$argon2id$") then limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, stored)).orDie)
-       else ZIO.succeed(Hashes.verify(password, stored))) // one HMAC-SHA256: microseconds, no need to hop threads
+      (if stored.startsWith("$argon2id$") then costly(password, stored)
+       else ZIO.succeed(check(password, stored))) // one HMAC-SHA256: microseconds, no need to hop threads
         .tap(ServiceMetrics.passwordChecked(stored, _))
 
     def verifyDummy(password: String): UIO[Unit] =
-      limit.withPermit(ZIO.attemptBlocking(Hashes.verify(password, dummyHash)).orDie) *> ServiceMetrics.dummyChecked
+      costly(password, dummyHash) *> ServiceMetrics.dummyChecked
+
+    def padUnusable(password: String): UIO[Unit] =
+      costly(password, dummyHash).unit
+
+    def reportUnusable(userId: UUID, reason: String): UIO[Unit] =
+      reported
+        .modify(seen => if seen.size < MaxReported && !seen(userId) then (true, seen + userId) else (false, seen))
+        .flatMap { first =>
+          if first then ZIO.logWarning(s"data error: user $userId has an unusable password hash ($reason); logins for this user are refused")
+          else ZIO.logDebug(s"data error: user $userId has an unusable password hash ($reason)")
+        }
+
+    private def costly(password: String, stored: String): UIO[Verification] =
+      limit.withPermit(ZIO.attemptBlocking(check(password, stored)).orDie)
 
 /** The pure hashing code, kept free of ZIO so the vector tests call it directly. */
 object Hashes:
