@@ -28,7 +28,7 @@ object JsonParsingErrorHandler extends ParsingErrorHandler {
     info.summary match {
       case ContentNotAllowed(method) if status == StatusCodes.UnprocessableContent =>
         val answer = TokenRoutes.errorResponse(
-          ApiError.invalidRequest(s"a $method request must not carry content (RFC 9110 §9.3.2, §9.3.8)"))
+          ApiError.invalidRequest(s"a $method request must not carry content (RFC 9110, sections 9.3.2 and 9.3.8)"))
         // akka renders a parsing error's answer as if for GET, so HEAD's "no body" is this handler's job:
         // a close-delimited entity keeps Content-Type, claims no Content-Length and sends no bytes.
         if (method == HttpMethods.HEAD.value) answer.withEntity(HttpEntity.CloseDelimited(ContentTypes.`application/json`, Source.empty))
