@@ -45,14 +45,27 @@ final class PasswordVerifier(metrics: Metrics) {
       else if (stored.startsWith("$hmac-sha256$")) PasswordScheme.HmacSha256
       else PasswordScheme.Unknown
     val result = check(password, stored, scheme)
+    // An unusable hash (a disabled user, an unknown scheme) costs what an unknown user costs, so that timing
+    // does not tell such an account from a missing one; counted once, under its own scheme.
+    if (result.isInstanceOf[Verification.Malformed]) equalise(password)
     metrics.passwordCheck(scheme, result)
     result
   }
 
   /** Burns the same work as checking an argon2id user, for unknown usernames; counted as the `dummy` scheme. */
   def verifyDummy(password: String): Unit = {
-    check(password, DummyArgon2idHash, PasswordScheme.Argon2id)
+    equalise(password)
     metrics.passwordCheck(PasswordScheme.Dummy, Verification.Invalid) // no password matches the dummy hash
+  }
+
+  private val equalisations = new java.util.concurrent.atomic.LongAdder
+
+  /** How many times the dummy argon2id work ran (unknown users and unusable hashes); for tests. */
+  private[simpleauth] def equalisationCount: Long = equalisations.sum()
+
+  private def equalise(password: String): Unit = {
+    check(password, DummyArgon2idHash, PasswordScheme.Argon2id)
+    equalisations.increment()
   }
 
   private def check(password: String, stored: String, scheme: PasswordScheme): Verification =

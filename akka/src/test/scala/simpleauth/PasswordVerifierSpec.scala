@@ -37,5 +37,17 @@ class PasswordVerifierSpec extends AnyWordSpec with Matchers {
         30.seconds)
       results.forall(identity) shouldBe true
     }
+
+    "spend the unknown user's dummy argon2id work on an unusable hash, and only there" in {
+      val v = new PasswordVerifier(Vectors.metrics())
+      v.verify("TopSecret0!", "$disabled$2026-11-23T17:00:00Z") shouldBe a[Verification.Malformed]
+      v.verify("TopSecret0!", "$bcrypt$2b$10$xyz") shouldBe a[Verification.Malformed]
+      v.equalisationCount shouldBe 2
+      v.verifyDummy("TopSecret0!")
+      v.equalisationCount shouldBe 3
+      val usable = Vectors.passwords.filterNot(_.malformed)
+      usable.foreach(p => v.verify(p.password, p.hash))
+      v.equalisationCount shouldBe 3
+    }
   }
 }
