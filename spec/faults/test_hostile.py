@@ -20,6 +20,8 @@ SPEC = Path(__file__).resolve().parents[1] / "openapi.yaml"
 # schemathesis's unsupported_method plus the one alternative answer the contract allows (spec/README.md,
 # "Methods"): HEAD or TRACE with content refused with 400 invalid_request and the connection closed.
 HOOKS = Path(__file__).resolve().parent / "schemathesis_hooks.py"
+# negative_data_rejection also counts 413 as a refusal (the size check comes before parsing): see the file.
+CONFIG = Path(__file__).resolve().parent / "schemathesis.toml"
 EXAMPLES = 150  # per operation and phase; several hundred cases in all
 FIXED_SEED = 20261122
 CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
@@ -39,7 +41,8 @@ def schemathesis_cli() -> str:
 
 
 def schemathesis_args(base_url: str, seed: int) -> list[str]:
-    return ["run", str(SPEC), "--url", base_url, "--max-examples", str(EXAMPLES), "-w", "2", "--seed", str(seed),
+    return ["--config-file", str(CONFIG), "run", str(SPEC), "--url", base_url, "--max-examples", str(EXAMPLES),
+            "-w", "2", "--seed", str(seed),
             "--checks", CHECKS, "--no-color"]
 
 
@@ -66,7 +69,8 @@ def test_generated_cases_no_5xx_and_valid_responses(schemathesis_cli, request, s
               f"-k 'generated and {run}'" + (f" --schemathesis-seed {seed}" if run == "random-seed" else "")
               + f"\n    or, against `make run STACK={stack.name}`: "
               + f"SCHEMATHESIS_HOOKS={HOOKS.relative_to(SPEC.parents[1])} schemathesis "
-              + " ".join(schemathesis_args("http://localhost:8080", seed)).replace(str(SPEC), "spec/openapi.yaml"))
+              + " ".join(schemathesis_args("http://localhost:8080", seed)).replace(str(SPEC), "spec/openapi.yaml")
+                                                                           .replace(str(CONFIG), "spec/faults/schemathesis.toml"))
     assert res.returncode == 0, f"{res.stdout[-4000:]}\n{res.stderr[-1000:]}\n{replay}"
     assert cases, f"no test cases reported:\n{res.stdout[-2000:]}\n{replay}"
     assert svc.proc.poll() is None
