@@ -132,9 +132,8 @@ pub fn connector(tls: &DatabaseTls) -> Result<MakeRustlsConnect, String> {
         (SslMode::VerifyFull, Some(roots)) => WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
             .build()
             .map_err(|e| format!("sslrootcert: {e}"))?,
-        // libpq verifies the chain whenever it has a root certificate.
-        (_, Some(roots)) => Arc::new(ChainOnly { roots, algorithms }),
-        (_, None) => Arc::new(EncryptOnly { algorithms }),
+        // libpq verifies the chain whenever it has a root certificate, and only then.
+        (_, roots) => Arc::new(LibpqVerifier { roots, algorithms }),
     };
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -170,15 +169,19 @@ fn system_roots() -> Result<Arc<RootCertStore>, String> {
     Ok(Arc::new(roots))
 }
 
-/// `verify-ca`, and `prefer`/`require` with a root certificate: the chain
-/// must lead to a trusted root; the host name is not checked.
+/// libpq's checks short of `verify-full`. With a root certificate (`verify-ca`,
+/// and `prefer`/`require` given `sslrootcert`) the chain must lead to a
+/// trusted root and the host name is not checked. Without one (`prefer`/
+/// `require`, where libpq does not verify) any certificate is accepted. Either
+/// way the handshake's signatures are checked against the certificate, so the
+/// connection is encrypted to whoever holds its key.
 #[derive(Debug)]
-struct ChainOnly {
-    roots: Arc<RootCertStore>,
+struct LibpqVerifier {
+    roots: Option<Arc<RootCertStore>>,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for LibpqVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -187,52 +190,10 @@ impl ServerCertVerifier for ChainOnly {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let cert = ParsedCertificate::try_from(end_entity)?;
-        verify_server_cert_signed_by_trust_anchor(&cert, &self.roots, intermediates, now, self.algorithms.all)?;
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
-    }
-}
-
-/// `prefer`/`require` without a root certificate (libpq does not verify
-/// then): any certificate is accepted, but the handshake's signatures are
-/// still checked against it, so the connection is encrypted to whoever holds
-/// that certificate's key.
-#[derive(Debug)]
-struct EncryptOnly {
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for EncryptOnly {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Some(roots) = &self.roots {
+            let cert = ParsedCertificate::try_from(end_entity)?;
+            verify_server_cert_signed_by_trust_anchor(&cert, roots, intermediates, now, self.algorithms.all)?;
+        }
         Ok(ServerCertVerified::assertion())
     }
 
