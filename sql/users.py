@@ -161,28 +161,28 @@ def cmd_add(conn, args) -> str:
     return f"added {email} (username {username}, id {user_id})"
 
 
+def store_hash(conn, email: str, stored: str, missing: str = "") -> None:
+    """Replaces the user's password_hash in one transaction; no such user is a Failure."""
+    with conn.transaction():
+        row = conn.execute("UPDATE users SET password_hash = %s, updated_at = now() WHERE email = %s RETURNING id",
+                           (stored, email)).fetchone()
+        if row is None:
+            raise Failure(f"no user with the e-mail {email}" + (f" {missing}" if missing else ""))
+
+
 def cmd_reset(conn, args) -> str:
     email = check_email(args.email)
     if not find(conn, email):
         raise Failure(f"no user with the e-mail {email}")
     conn.rollback()
-    stored = hash_password(read_password(args.password_stdin))
-    with conn.transaction():
-        row = conn.execute("UPDATE users SET password_hash = %s, updated_at = now() WHERE email = %s RETURNING id",
-                           (stored, email)).fetchone()
-        if row is None:
-            raise Failure(f"no user with the e-mail {email} (removed meanwhile)")
+    store_hash(conn, email, hash_password(read_password(args.password_stdin)), "(removed meanwhile)")
     return f"new password set for {email}"
 
 
 def cmd_disable(conn, args) -> str:
     email = check_email(args.email)
     marker = DISABLED_PREFIX + datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with conn.transaction():
-        row = conn.execute("UPDATE users SET password_hash = %s, updated_at = now() WHERE email = %s RETURNING id",
-                           (marker, email)).fetchone()
-        if row is None:
-            raise Failure(f"no user with the e-mail {email}")
+    store_hash(conn, email, marker)
     return f"disabled {email}: every login answers invalid_grant until `reset`"
 
 
