@@ -91,8 +91,8 @@ async fn run() -> Result<(), String> {
     let state = web::Data::new(AppState::new(UserRepository::new(pool.clone()), passwords, signer, metrics));
 
     let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
-        // Blocking threads only run argon2id (bounded by PasswordVerifier to
-        // `cores` at once); any worker may need all of them.
+        // Blocking threads run argon2id (bounded by PasswordVerifier to
+        // `cores` at once) and token signing; any worker may need all of them.
         .worker_max_blocking_threads(cores)
         .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
         .shutdown_signal(shutdown_signal())
