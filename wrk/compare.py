@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two benchmark result sets, stack by stack and metric by metric.
 
-    python3 wrk/compare.py results/20261123T092510Z-local results/20261124T101500Z-local
+    python3 wrk/compare.py results/<A>-local results/<B>-local    # two folders written by make bench
     make compare A=results/... B=results/...
 
 For every stack in both sets and every metric both have: the two values, B ÷ A,
