@@ -85,6 +85,18 @@ object RoutesSpec extends ZIOSpecDefault:
   /** One raw HTTP/1.1 request on a fresh connection (chunked bodies, HEAD, custom methods): status line, headers and whatever body came. */
   final case class RawReply(status: Int, headers: Map[String, String], body: String)
 
+  /** One response with a Content-Length body, read off a kept-alive connection: head and body as text. */
+  def readOneResponse(in: java.io.InputStream): String =
+    val head = new StringBuilder
+    while !head.endsWith("\r\n\r\n") do
+      val b = in.read()
+      if b < 0 then throw new java.io.EOFException(s"connection closed after: $head")
+      head.append(b.toChar)
+    val length = head.toString.split("\r\n").collectFirst {
+      case l if l.toLowerCase.startsWith("content-length:") => l.substring(15).trim.toInt
+    }.getOrElse(throw new IllegalStateException(s"no Content-Length in: $head"))
+    head.toString + new String(in.readNBytes(length), UTF_8)
+
   def rawReply(request: String): ZIO[Port, Throwable, RawReply] =
     ZIO.serviceWithZIO[Port] { port =>
       ZIO.attemptBlocking {
@@ -251,7 +263,10 @@ object RoutesSpec extends ZIOSpecDefault:
         token.status == 405, token.headers.get("allow").contains("POST"), token.body.isEmpty
       )
     },
-    test("a wrong method's body does not stall the next request on the connection") {
+    // The next request goes out after the 405 has been read: zio-http 3 writes pipelined answers in the order its
+    // handlers finish, not the order the requests came in (README, "Known limitations"), so this test reuses the
+    // connection the way HTTP clients do and checks that the drained body did not poison it.
+    test("a wrong method's body is drained: the connection serves the next request") {
       ZIO.serviceWithZIO[Port] { port =>
         ZIO.attemptBlocking {
           val s = new Socket()
@@ -259,15 +274,24 @@ object RoutesSpec extends ZIOSpecDefault:
             s.connect(new InetSocketAddress("127.0.0.1", port.value), 2000)
             s.setSoTimeout(5000)
             val out = s.getOutputStream
+            val in  = new java.io.BufferedInputStream(s.getInputStream)
             out.write("FOO /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n".getBytes(UTF_8)); out.flush()
             Thread.sleep(200)
-            out.write("hello".getBytes(UTF_8))
+            out.write("hello".getBytes(UTF_8)); out.flush()
+            val first = readOneResponse(in)
             out.write("GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".getBytes(UTF_8)); out.flush()
-            val text = new String(s.getInputStream.readAllBytes(), UTF_8)
-            (text.startsWith("HTTP/1.1 405"), text.contains("HTTP/1.1 200"), text.contains("""{"status":"up"}"""))
+            val second = new String(in.readAllBytes(), UTF_8)
+            (first, second)
           finally s.close()
         }
-      }.map((first, second, live) => assertTrue(first, second, live))
+      }.map { (first, second) =>
+        assertTrue(
+          first.startsWith("HTTP/1.1 405"),
+          !first.toLowerCase.contains("connection: close"),
+          second.startsWith("HTTP/1.1 200"),
+          second.endsWith("""{"status":"up"}""")
+        )
+      }
     },
     test("/metrics: Prometheus text with the contract's families; a login moves the right counter") {
       def count(text: String, series: String): Double =
