@@ -18,8 +18,9 @@ environment in a cgroup of its own, start-up time (exec -> first 200 on
 /token), verification (two logins, tokens checked against the served JWKS)
 and a primer. Then, with every server up at once, the closed-loop sweep (wrk):
 at each concurrency a warm-up until two consecutive windows agree on CPU per
-request within 3 %, then the repeats, the stacks interleaved round-robin
-(the order rotates each repeat and is recorded). Then the open-loop phase
+request within 3 %, then the repeats, the concurrencies and the stacks
+interleaved round-robin (both orders rotate each repeat and are recorded;
+each measured run follows an unmeasured re-warm window at its concurrency). Then the open-loop phase
 (oha at constant arrival rates, latency from each request's intended start):
 the same absolute rates for every stack (fractions of the slowest stack's
 closed-loop maximum) and 50/75/90 % of the stack's own maximum. Every run
@@ -139,6 +140,7 @@ class Settings:
     open_loop: bool = True
     open_loop_s: int = 15
     warmup_window: int = 10
+    rewarm: int = 5
 
     @property
     def smoke(self) -> bool:
@@ -192,6 +194,9 @@ def parse_args(argv: list[str] | None) -> Settings:
                     help="cap in seconds of the warm-up at each concurrency (it ends earlier once two consecutive "
                          "windows agree on CPU per request within 3 %%)")
     ap.add_argument("--warmup-window", type=int, default=10, help="seconds per warm-up window")
+    ap.add_argument("--rewarm", type=int, default=5,
+                    help="seconds of unmeasured load at a run's concurrency right before it (the sweep interleaves "
+                         "concurrencies, so the stack may have just run another one)")
     ap.add_argument("--primer", type=int, default=5, help="primer seconds at 8 connections")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--wrk-threads", type=int, default=os.cpu_count() or 2)
@@ -250,16 +255,16 @@ def parse_args(argv: list[str] | None) -> Settings:
     if a.target == "docker" and (limits.shared or limits.cpuset):
         ap.error(f"--target docker takes CPU/memory limits only, not the {profile} profile")
     if a.smoke:
-        concurrency, duration, warmup, window, primer, repeats, open_s = [concurrency[0]], 3, 6, 2, 1, 1, 2
+        concurrency, duration, warmup, window, primer, repeats, open_s, rewarm = [concurrency[0]], 3, 6, 2, 1, 1, 2, 1
     else:
-        duration, warmup, window, primer, repeats, open_s = (a.duration, a.warmup, a.warmup_window, a.primer,
-                                                            a.repeats, a.open_loop_seconds)
-    if duration < 1 or repeats < 1 or window < 1 or open_s < 1:
-        ap.error("--duration, --repeats, --warmup-window and --open-loop-seconds must be at least 1")
+        duration, warmup, window, primer, repeats, open_s, rewarm = (a.duration, a.warmup, a.warmup_window, a.primer,
+                                                                    a.repeats, a.open_loop_seconds, a.rewarm)
+    if duration < 1 or repeats < 1 or window < 1 or open_s < 1 or rewarm < 1:
+        ap.error("--duration, --repeats, --warmup-window, --rewarm and --open-loop-seconds must be at least 1")
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
                     a.key_bits, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
-                    not a.no_open_loop, open_s, window)
+                    not a.no_open_loop, open_s, window, rewarm)
 
 
 # --------------------------------------------------------------------------- progress
@@ -1092,7 +1097,9 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                                 f"(requests/s for targets without a server process), at most the cap",
             "primer_s": settings.primer,
             "repeats": settings.repeats,
-            "order": "stacks interleaved round-robin: the order rotates by one each repeat (recorded per run)",
+            "rewarm_s": settings.rewarm,
+            "order": "concurrencies and stacks interleaved round-robin: both orders rotate by one each repeat, "
+                     "an unmeasured re-warm window at the run's concurrency before each run (recorded per run)",
             "wrk_threads": settings.wrk_threads,
             "open_loop": {"tool": "oha", "seconds": settings.open_loop_s, "latency": "from each request's intended "
                           "start (--latency-correction), all requests sent (-n), exact percentiles",
@@ -1246,8 +1253,11 @@ def rotated(items: list, k: int) -> list:
 
 
 def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
-    """The closed-loop sweep, every stack up at once: per concurrency, each stack warmed up until stable, then
-    the repeats with the stacks interleaved (the order rotates every repeat). Under fly's shared rule the
+    """The closed-loop sweep, every stack up at once. First, at each concurrency, each stack warmed up until
+    stable. Then the repeats: in repeat k both the concurrencies and the stacks in an order rotated by k (16, 64,
+    256 / 64, 256, 16 / 256, 16, 64), and before every measured run one unmeasured window at its concurrency (the
+    stack may have just run another one). So no concurrency always runs last: the VM's drift within a run (10-20 %
+    here) spreads over every cell instead of landing on the highest concurrency. Under fly's shared rule the
     balance is emptied before every run (the sustained state)."""
     for c in settings.concurrency:
         for live in lives:
@@ -1256,10 +1266,21 @@ def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: 
             if live.governor:
                 live.governor.set_balance(0.0)
             live.result.setdefault("warmups", []).append(warm_up(live, settings, c, progress))
-        for rep in range(settings.repeats):
+    for rep in range(settings.repeats):
+        for c in rotated(settings.concurrency, rep):
             order = [lv for lv in rotated(lives, rep) if not lv.failed]
             order_log.append({"concurrency": c, "repeat": rep + 1, "order": [lv.name for lv in order]})
             for live in order:
+                if live.failed:
+                    continue
+                if live.governor:
+                    live.governor.set_balance(0.0)
+                progress.say(live.name, f"re-warm c={c} run {rep + 1}/{settings.repeats}", settings.rewarm)
+                pre = load_run(live, settings, c, settings.rewarm, f"re-warm c={c}#{rep + 1}", measured=False)
+                if pre is not None:
+                    live.result.setdefault("rewarms", []).append(
+                        {"concurrency": c, "repeat": rep + 1, "rps": pre["rps"],
+                         "cpu_ms_per_request": pre.get("cpu_ms_per_request"), "errors": pre["errors"]})
                 if live.failed:
                     continue
                 if live.governor:
@@ -1738,7 +1759,8 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         f"Crypto-relevant CPU flags: {flags}.",
         "",
         f"Settings: concurrency {', '.join(map(str, st['concurrency']))}; {st['repeats']} × {st['duration_s']} s each, "
-        f"stacks interleaved round-robin, after a {st['primer_s']} s primer and a warm-up at each concurrency until "
+        f"concurrencies and stacks interleaved round-robin, each run after a {st.get('rewarm_s', 0)} s re-warm at its "
+        f"concurrency, after a {st['primer_s']} s primer and a warm-up at each concurrency until "
         f"two {st.get('warmup_window_s', '?')} s windows agree on CPU per request within 3 % (at most "
         f"{st.get('warmup_cap_s', st.get('warmup_s'))} s); wrk {st['wrk_threads']} threads; "
         f"pool {st['db_pool_size']}; server limits: {describe_limits(st['limits'])}; wrong passwords {st['wrong_share']:.0%}. "
@@ -1750,7 +1772,10 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                   f"{len(ceiling.get('runs_signs_per_s_per_core') or [1])}): {ceiling['signs_per_s_per_core']:.0f} "
                   f"RSA-{ceiling['key_bits']} signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} "
                   f"token pairs/s per core ({ceiling['token_pairs_per_s_all_cores']:.0f} on all {env['cores']} cores, "
-                  "if nothing else ran).", ""]
+                  "if nothing else ran)." + (f" At the end, every server stopped: {ceiling['end_of_run']['signs_per_s_per_core']:.0f}"
+                                             f" ({ceiling['end_of_run']['ratio_to_start']:.0%} of the start): the "
+                                             "machine's own drift during the run." if ceiling.get("end_of_run") else ""),
+                  ""]
     owned = [r for r in results if r.get("openssl_ceiling") or r.get("own_ceiling") or r.get("own_ceiling_error")]
     if owned:
         lines += ["Measured again right before each stack (the machine's speed drifts), each the best of its runs "
@@ -1943,7 +1968,7 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
 
 def estimated_seconds(settings: Settings, n: int) -> float:
     warm = len(settings.concurrency) * min(settings.warmup, 3 * settings.warmup_window)
-    per = settings.primer + warm + len(settings.concurrency) * settings.repeats * settings.duration
+    per = settings.primer + warm + len(settings.concurrency) * settings.repeats * (settings.duration + settings.rewarm)
     if settings.limits.shared:
         per += min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
     if settings.open_loop:
@@ -2004,6 +2029,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     steal1 = system_cpu()
     wall = time.monotonic() - t0
+    if ceiling and results:
+        # Once more with every server stopped: how far the machine's own speed moved during the run.
+        progress.say("ceiling", f"openssl speed rsa{settings.key_bits} again (end of the run)")
+        try:
+            end = openssl_ceiling(settings.key_bits, round(settings.signbench_s), settings.signbench_runs)
+            ceiling["end_of_run"] = {"signs_per_s_per_core": end["signs_per_s_per_core"],
+                                     "runs_signs_per_s_per_core": end.get("runs_signs_per_s_per_core"),
+                                     "ratio_to_start": round(end["signs_per_s_per_core"]
+                                                             / ceiling["signs_per_s_per_core"], 3)}
+        except ToolError as e:
+            print(f"bench: {e}", file=sys.stderr)
     env["steal_cores_whole_run"] = round((steal1["steal"] - steal0["steal"]) / wall, 4) if wall > 0 else None
     for r in results:
         r["summary"] = summarize(r, ceiling)

@@ -659,3 +659,38 @@ def test_fly_shared_sweeps_few_connections_by_default():
     assert bench.parse_args(["--profile", "fly-shared-cpu-1x"]).concurrency == [4, 16]
     assert bench.parse_args(["--profile", "fly-shared-cpu-1x", "--concurrency", "8"]).concurrency == [8]
     assert bench.parse_args([]).concurrency == [16, 64, 256]
+
+
+def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_run(monkeypatch):
+    calls = []
+
+    def fake_load_run(live, settings, c, secs, phase, measured=True):
+        calls.append((live.name, c, secs, phase, measured))
+        return {"rps": 1.0, "errors": 0, "cpu_ms_per_request": 1.0}
+
+    monkeypatch.setattr(bench, "load_run", fake_load_run)
+    monkeypatch.setattr(bench, "warm_up", lambda live, settings, c, progress: {"concurrency": c})
+    settings = bench.parse_args(["--url", "a=http://127.0.0.1:1", "--url", "b=http://127.0.0.1:2",
+                                 "--concurrency", "16,64,256", "--repeats", "3", "--duration", "7", "--rewarm", "2"])
+    lives = [bench.Live("a", "http://127.0.0.1:1", {}), bench.Live("b", "http://127.0.0.1:2", {})]
+    order: list = []
+    bench.sweep(lives, settings, bench.Progress(1), order)
+    assert [(o["repeat"], o["concurrency"], o["order"]) for o in order] == [
+        (1, 16, ["a", "b"]), (1, 64, ["a", "b"]), (1, 256, ["a", "b"]),
+        (2, 64, ["b", "a"]), (2, 256, ["b", "a"]), (2, 16, ["b", "a"]),
+        (3, 256, ["a", "b"]), (3, 16, ["a", "b"]), (3, 64, ["a", "b"])]
+    # every measured run directly follows an unmeasured re-warm of the same stack at the same concurrency
+    assert len(calls) == 2 * 3 * 3 * 2
+    for pre, run in zip(calls[::2], calls[1::2]):
+        assert pre[0] == run[0] and pre[1] == run[1]
+        assert pre[2] == 2 and not pre[4] and pre[3].startswith("re-warm c=")
+        assert run[2] == 7 and run[4] and run[3] == f"c={run[1]}#{pre[3].split('#')[1]}"
+    for live in lives:
+        assert {c: len(v) for c, v in live.result["runs"].items()} == {"16": 3, "64": 3, "256": 3}
+        assert len(live.result["rewarms"]) == 9 and len(live.result["warmups"]) == 3
+
+
+def test_rewarm_must_be_positive(capsys):
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--rewarm", "0"])
+    assert "--rewarm" in capsys.readouterr().err
