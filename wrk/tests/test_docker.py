@@ -74,13 +74,38 @@ def test_jvm_images_run_with_the_aot_cache_trained_in_the_build():
             continue
         entry = re.search(r"^ENTRYPOINT (.*)$", text, re.M).group(1)
         assert f"-XX:AOTCache=/app/simple-auth-{name}.aot" in entry
-        # Each of the two targets copies a cache trained from its own application, without a database.
+        # Each of the two targets copies a cache trained from its own application, against the stage's PostgreSQL.
         for target, trainer in (("runtime-prebuilt", "aot-prebuilt"), ("runtime", "aot")):
             stage = text.split(f"AS {target}\n", 1)[1].split("\nFROM ", 1)[0]
             assert f"COPY --from={trainer} /tmp/simple-auth-{name}.aot /app/simple-auth-{name}.aot" in stage
             trained = text.split(f"AS {trainer}\n", 1)[1].split("\nFROM ", 1)[0]
             assert f"RUN aot-train /tmp/simple-auth-{name}.aot " in trained
-        assert "-XX:AOTCacheOutput=" in text and "DATABASE_URL=postgres://aot:aot@127.0.0.1:9/aot" in text
+        assert "-XX:AOTCacheOutput=" in text and "DATABASE_URL=postgres://aot:aot@127.0.0.1:5432/aot" in text
+        assert 'login answered $code' in text, "training fails unless a login succeeds"
+
+
+def _sql_statement(text: str, start: str) -> str:
+    """The SQL statement that begins with `start`, its comments dropped and its whitespace collapsed."""
+    body = text[text.index(start):].split(";", 1)[0]
+    lines = [ln.split("--", 1)[0] for ln in body.splitlines()]
+    return re.sub(r"\s+", " ", " ".join(lines)).strip()
+
+
+def test_aot_training_database_is_the_projects_users_table_and_seed_users():
+    schema = (ROOT / "sql" / "schema.sql").read_text()
+    seed = (ROOT / "sql" / "seed.sql").read_text()
+    table = _sql_statement(schema, "CREATE TABLE IF NOT EXISTS users (")
+    for name in stackctl.list_stacks():
+        if not stackctl.Stack.load(name).uses_java:
+            continue
+        text = (ROOT / name / "Dockerfile").read_text()
+        block = text.split("RUN printf '%s\\n' > /usr/local/share/aot-train.sql \\\n", 1)[1].split("\n && ", 1)[0]
+        sql = "\n".join(ln.strip()[1:-3].replace("'\\''", "'") for ln in block.splitlines())
+        assert _sql_statement(sql, "CREATE TABLE IF NOT EXISTS users (") == table, name
+        rows = re.findall(r"\(md5\('user:[^']+'\)::uuid, '[^']*', '[^']*', '[^']*',\s*'[^']*'\)", sql)
+        assert len(rows) == 3, name
+        for row in rows:
+            assert re.sub(r"\s+", " ", row) in re.sub(r"\s+", " ", seed), (name, row)
 
 
 def test_no_limits_by_default_and_fly_sized_in_the_override():
