@@ -8,8 +8,8 @@
 #    (the same runtime stage as the full in-Docker build; BuildKit; the JVM images train their AOT cache in the
 #    build), the pinned base images replaced by the stand-ins through --build-arg (wrk/docker.py build);
 # 4. docker-compose up (PostgreSQL seeded from sql/, the stacks on 8081-8084), the conformance suite
-#    against every container; the JVM containers sign with ACCP (no fallback warning in their logs); start-up in
-#    the container within 20 % of the local one (interleaved medians); a stack process SIGKILLed from the host
+#    against every container; the JVM containers sign with ACCP (no fallback warning in their logs); start-up of
+#    the image (host network, same database) within 20 % of the local jar, compose beside it (interleaved medians); a stack process SIGKILLed from the host
 #    is restarted by the engine; then a fly-sized (1 CPU, 256 MB) memory check, tear down;
 # 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
 # Exits non-zero if anything failed. Idempotent: stand-in images stay cached; containers, networks and
@@ -126,7 +126,7 @@ say "ACCP: the JVM containers sign with the native provider (no fallback warning
 "$PY" wrk/docker.py crypto "${built[@]}" || failed+=("crypto-fallback")
 
 if [ -z "${SKIP_STARTUP:-}" ]; then
-  say "start-up: container vs local (exec -> /health/live 200, -> first token), interleaved medians of 3"
+  say "start-up: local, the image on the host network, compose (exec -> /health/live 200, -> first token), interleaved medians of 3"
   # Reported, and a failure only with STRICT_STARTUP=1: the JVM images start 1.3-1.5x slower than locally on
   # this 2-core machine (CPU +12-22 %: the cache is trained without a database, so the login path is not in it).
   if ! "$PY" wrk/docker.py startup "${built[@]}"; then

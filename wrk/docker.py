@@ -7,7 +7,7 @@
     python3 wrk/docker.py up [STACK...]       # build images from host-built artifacts, compose up, wait until healthy
     python3 wrk/docker.py down                # compose down -v (containers, network, database volume)
     python3 wrk/docker.py ports               # NAME=URL of every stack in the compose file
-    python3 wrk/docker.py startup STACK...    # start-up, container vs local, interleaved (compose must be up)
+    python3 wrk/docker.py startup STACK...    # start-up: local, the image on the host network, compose (compose must be up)
     python3 wrk/docker.py crypto STACK...     # the running containers sign with the native provider (no fallback)
     python3 wrk/docker.py restart STACK...    # SIGKILL the stack's process from the host: the engine restarts it
 
@@ -452,6 +452,35 @@ def container_start(env: dict, name: str) -> tuple[float, float, float | None]:
     return round(live - setup, 3), round(token - setup, 3), cpu and round(cpu, 2)
 
 
+# What image_start passes to the container from the contract's environment (the key goes in as a mounted file).
+IMAGE_START_ENV = ("PORT", "HOST", "DATABASE_URL", "DB_POOL_SIZE", "DB_ACQUIRE_TIMEOUT_MS", "JWT_ISSUER",
+                   "JWT_AUDIENCE", "TOKEN_TTL_SECONDS", "LOG_LEVEL")
+
+
+def image_start(name: str, database_url: str) -> tuple[float, float, float | None]:
+    """One start of the stack's image on the host's network, against the same database and with the same
+    environment as local_start: what the image itself costs (its JRE, AOT cache, layout), apart from Docker's
+    bridge, its port forwarding and a PostgreSQL in a container. exec (State.StartedAt) -> /health/live, -> token,
+    and the container's CPU seconds by the first token."""
+    st = stackctl.Stack.load(name)
+    port = stackctl.free_port()
+    env = st.contract_env(database_url, port)
+    cmd = ["docker", "run", "-d", "--network", "host", "-v", f"{env['JWT_PRIVATE_KEY_FILE']}:/run/jwt.pem:ro",
+           "-e", "JWT_PRIVATE_KEY_FILE=/run/jwt.pem"]
+    for k in IMAGE_START_ENV:
+        cmd += ["-e", f"{k}={env[k]}"]
+    wall0, mono0 = time.time(), time.monotonic()
+    cid = run(cmd + [f"simple-auth-{name}:latest"], quiet=True).stdout.strip()
+    try:
+        running = lambda: run(["docker", "inspect", "-f", "{{.State.Running}}", cid], quiet=True).stdout.strip() == "true"
+        live, token = first_live_and_token(port, mono0, running)
+        cpu = ContainerCgroup(cid).cpu_seconds()
+        setup = max(0.0, _started_at(cid) - wall0)
+        return round(live - setup, 3), round(token - setup, 3), cpu and round(cpu, 2)
+    finally:
+        run(["docker", "rm", "-f", cid], check=False, quiet=True)
+
+
 def local_start(name: str, database_url: str) -> tuple[float, float, float | None]:
     """One local start as wrk/stackctl.py runs the stack (its AOT cache included): exec -> /health/live, -> token."""
     st = stackctl.Stack.load(name)
@@ -474,29 +503,34 @@ STARTUP_SLACK_S = 0.1
 
 
 def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.2) -> list[str]:
-    """Container vs local start-up, interleaved (local, container, container, local, ...), medians of `runs` each.
-    Returns the stacks whose container median is more than `tolerance` (and more than STARTUP_SLACK_S) above the
+    """Start-up of the image vs the local jar, interleaved (local, image, compose, then rotated), medians of `runs`
+    each. `image` is the stack's image on the host's network against the same throw-away PostgreSQL as the local
+    start (image_start): the check, like against like. `compose` is the running compose container (its bridge,
+    port forwarding and PostgreSQL container): printed beside it, since that path is Docker's, not the image's.
+    Returns the stacks whose image median is more than `tolerance` (and more than STARTUP_SLACK_S) above the
     local one, for either figure."""
     slow = []
+    kinds = ("local", "image", "compose")
     with stackctl.ThrowawayPostgres() as pg:
         for name in stacks:
-            samples: dict[str, list[tuple[float, float, float | None]]] = {"local": [], "container": []}
+            samples: dict[str, list[tuple[float, float, float | None]]] = {k: [] for k in kinds}
             for i in range(runs):
-                order = ("local", "container") if i % 2 == 0 else ("container", "local")
-                for where in order:
-                    samples[where].append(local_start(name, pg.url) if where == "local" else container_start(env, name))
+                for where in kinds[i % 3:] + kinds[:i % 3]:
+                    samples[where].append(local_start(name, pg.url) if where == "local" else
+                                          image_start(name, pg.url) if where == "image" else container_start(env, name))
             med = {w: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v)) for w, v in samples.items()}
-            ratio = (med["container"][0] / med["local"][0], med["container"][1] / med["local"][1])
+            ratio = {w: (med[w][0] / med["local"][0], med[w][1] / med["local"][1]) for w in ("image", "compose")}
             # CPU seconds used by the first token: what the start costs, apart from the machine's other load (a
             # container's threads share one cgroup's CPU weight, a local JVM's threads each have their own).
             cpu = {w: statistics.median([s[2] for s in v if s[2] is not None] or [float("nan")]) for w, v in samples.items()}
-            ok = all(c <= l * (1 + tolerance) or c - l <= STARTUP_SLACK_S for c, l in zip(med["container"], med["local"]))
-            print(f"{name}: start-up, median of {runs} (exec -> /health/live 200 | -> first token): "
-                  f"local {med['local'][0]:.3f} | {med['local'][1]:.3f} s, container {med['container'][0]:.3f} | "
-                  f"{med['container'][1]:.3f} s, container/local {ratio[0]:.2f} | {ratio[1]:.2f} "
-                  f"(CPU to the first token: local {cpu['local']:.2f} s, container {cpu['container']:.2f} s) "
-                  f"{'ok' if ok else f'OVER +{tolerance:.0%}'}; samples local {samples['local']}, "
-                  f"container {samples['container']}", flush=True)
+            ok = all(c <= l * (1 + tolerance) or c - l <= STARTUP_SLACK_S for c, l in zip(med["image"], med["local"]))
+            fig = lambda w: f"{w} {med[w][0]:.3f} | {med[w][1]:.3f} s"
+            print(f"{name}: start-up, median of {runs} (exec -> /health/live 200 | -> first token): {fig('local')}, "
+                  f"{fig('image')} (host network, same database), {fig('compose')} (compose: bridge, port forwarding, "
+                  f"PostgreSQL container); image/local {ratio['image'][0]:.2f} | {ratio['image'][1]:.2f}, "
+                  f"compose/local {ratio['compose'][0]:.2f} | {ratio['compose'][1]:.2f} (CPU to the first token: "
+                  f"local {cpu['local']:.2f} s, image {cpu['image']:.2f} s, compose {cpu['compose']:.2f} s) "
+                  f"{'ok' if ok else f'OVER +{tolerance:.0%}'}; samples {samples}", flush=True)
             if not ok:
                 slow.append(name)
     return slow
