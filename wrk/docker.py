@@ -443,8 +443,14 @@ def container_start(env: dict, name: str) -> tuple[float, float, float | None]:
     run(["docker", "stop", "-t", "15", cid], quiet=True)
     wall0, mono0 = time.time(), time.monotonic()
     run(["docker", "start", cid], quiet=True)
+    return _timed_from_exec(cid, PORTS[name], wall0, mono0)
+
+
+def _timed_from_exec(cid: str, port: int, wall0: float, mono0: float) -> tuple[float, float, float | None]:
+    """For a container started at wall0/mono0 (just before `docker start` or `docker run`): seconds from its
+    process's exec to the first 200 on /health/live and to the first token, and its CPU seconds by then."""
     running = lambda: run(["docker", "inspect", "-f", "{{.State.Running}}", cid], quiet=True).stdout.strip() == "true"
-    live, token = first_live_and_token(PORTS[name], mono0, running)
+    live, token = first_live_and_token(port, mono0, running)
     full_id = run(["docker", "inspect", "-f", "{{.Id}}", cid], quiet=True).stdout.strip()
     cpu = ContainerCgroup(full_id).cpu_seconds()
     # Shift from "before docker start" to "exec": StartedAt is stamped when the process has started.
@@ -472,11 +478,7 @@ def image_start(name: str, database_url: str) -> tuple[float, float, float | Non
     wall0, mono0 = time.time(), time.monotonic()
     cid = run(cmd + [f"simple-auth-{name}:latest"], quiet=True).stdout.strip()
     try:
-        running = lambda: run(["docker", "inspect", "-f", "{{.State.Running}}", cid], quiet=True).stdout.strip() == "true"
-        live, token = first_live_and_token(port, mono0, running)
-        cpu = ContainerCgroup(cid).cpu_seconds()
-        setup = max(0.0, _started_at(cid) - wall0)
-        return round(live - setup, 3), round(token - setup, 3), cpu and round(cpu, 2)
+        return _timed_from_exec(cid, port, wall0, mono0)
     finally:
         run(["docker", "rm", "-f", cid], check=False, quiet=True)
 
