@@ -167,3 +167,16 @@ def test_crypto_check_fails_on_the_fallback_warning(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "akka: no fallback warning; signing provider AmazonCorrettoCryptoProvider" in out
     assert "zio: FALLS BACK" in out and "actix" not in out
+
+
+def test_aot_trainer_stage_is_the_same_in_every_jvm_image():
+    # Each image builds from its own folder, so the training stage cannot be one shared file; it is one text,
+    # copied, and must not drift between the three.
+    stages = {}
+    for name in stackctl.list_stacks():
+        if stackctl.Stack.load(name).uses_java:
+            text = (ROOT / name / "Dockerfile").read_text()
+            start = text.index("# The AOT cache's training run")
+            end = text.index(" && chmod 0755 /usr/local/bin/aot-train\n", start)
+            stages[name] = text[start:end]
+    assert len(stages) >= 2 and len(set(stages.values())) == 1, sorted(stages)
