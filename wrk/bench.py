@@ -20,8 +20,8 @@ and a primer. Then, with every server up at once, the closed-loop sweep (wrk):
 at each concurrency a warm-up until two consecutive windows agree on CPU per
 request within 3 %, then the repeats, the concurrencies and the stacks
 interleaved round-robin (both orders rotate each repeat and are recorded;
-each measured run follows an unmeasured re-warm window at its concurrency). Then the open-loop phase
-(oha at constant arrival rates, latency from each request's intended start):
+each measured run follows an unmeasured re-warm window at its concurrency).
+Then the open-loop phase (oha at constant arrival rates, latency from each request's intended start):
 the same absolute rates for every stack (fractions of the slowest stack's
 closed-loop maximum) and 50/75/90 % of the stack's own maximum. Every run
 records the server's, wrk's and PostgreSQL's CPU time, the machine's idle
