@@ -2,8 +2,11 @@
 the cgroup reader. No Docker engine needed (wrk/docker-ci.sh is the end-to-end test)."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -153,6 +156,39 @@ def test_started_at_is_the_engines_utc_timestamp(monkeypatch):
         stdout = "2026-11-23T15:46:19.250000000Z\n"
     monkeypatch.setattr(docker, "run", lambda *a, **k: Res())
     assert docker._started_at("cid") == 1795448779.25
+
+
+def test_start_timing_asks_the_engine_once_not_per_poll(monkeypatch):
+    """The container's start is timed as the local one: the polls check the process in /proc, and the engine is
+    asked once (a docker inspect per 5 ms poll slowed the very start it measured)."""
+    calls = []
+
+    class Res:
+        stdout = f"{os.getpid()} {'f' * 64} 2026-11-23T15:46:19.250000000Z\n"
+    monkeypatch.setattr(docker, "run", lambda cmd, **k: calls.append(cmd) or Res())
+    polls = []
+
+    def fake_first(port, t0, alive, timeout=120):
+        for _ in range(200):
+            polls.append(alive())
+        return 1.5, 2.0
+    monkeypatch.setattr(docker, "first_live_and_token", fake_first)
+    live, token, cpu = docker._timed_from_exec("cid", 8080, wall0=1795448779.0, mono0=0.0)
+    assert len(calls) == 1 and calls[0][:2] == ["docker", "inspect"]
+    assert all(polls) and len(polls) == 200
+    assert (live, token) == (1.25, 1.75)   # from exec: StartedAt was 0.25 s after the wall clock's start
+
+
+def test_process_running_sees_exit_and_zombies():
+    assert docker._process_running(os.getpid())
+    child = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert not docker._process_running(child.pid)   # exited, not yet reaped: a zombie is not running
+    child.wait()
+    assert not docker._process_running(child.pid)
 
 
 def test_crypto_check_fails_on_the_fallback_warning(monkeypatch, capsys):
