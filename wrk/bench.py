@@ -141,6 +141,8 @@ class Settings:
     open_loop_s: int = 15
     warmup_window: int = 10
     rewarm: int = 5
+    open_loop_repeats: int = 3
+    gc_log: bool = False
 
     @property
     def smoke(self) -> bool:
@@ -201,6 +203,12 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--wrk-threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--open-loop-seconds", type=int, default=15, help="seconds per open-loop rate")
+    ap.add_argument("--open-loop-repeats", type=int, default=3,
+                    help="runs at each fraction of a stack's own maximum, interleaved (one 15 s run does not decide a "
+                         "p99 near saturation); the tables give the median and the range")
+    ap.add_argument("--gc-log", action="store_true",
+                    help="JVM stacks log their collections (-Xlog:gc, asynchronous, into the run's folder); results "
+                         "attribute the pauses to each open-loop run")
     ap.add_argument("--no-open-loop", action="store_true", help="skip the open-loop latency phase (oha)")
     ap.add_argument("--skip-conformance", action="store_true", help="skip the conformance gate (verification still runs)")
     ap.add_argument("--no-build", action="store_true", help="use the existing artifacts (build time not measured)")
@@ -259,12 +267,14 @@ def parse_args(argv: list[str] | None) -> Settings:
     else:
         duration, warmup, window, primer, repeats, open_s, rewarm = (a.duration, a.warmup, a.warmup_window, a.primer,
                                                                     a.repeats, a.open_loop_seconds, a.rewarm)
-    if duration < 1 or repeats < 1 or window < 1 or open_s < 1 or rewarm < 1:
-        ap.error("--duration, --repeats, --warmup-window, --rewarm and --open-loop-seconds must be at least 1")
+    open_repeats = 1 if a.smoke else a.open_loop_repeats
+    if duration < 1 or repeats < 1 or window < 1 or open_s < 1 or rewarm < 1 or open_repeats < 1:
+        ap.error("--duration, --repeats, --warmup-window, --rewarm, --open-loop-seconds and --open-loop-repeats must "
+                 "be at least 1")
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
                     a.key_bits, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
-                    not a.no_open_loop, open_s, window, rewarm)
+                    not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log)
 
 
 # --------------------------------------------------------------------------- progress
@@ -828,16 +838,54 @@ def parse_oha(text: str, target_rps: float, wrong: float) -> dict:
     }
 
 
-def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...]) -> dict[str, list[dict]]:
+GC_PAUSE = re.compile(r"^\[(?P<time>\d{4}-\d\d-\d\dT[\d:.]+[+-]\d{4})\].*GC\(\d+\) (?P<what>Pause [^(]*?)\s*\(.*?"
+                      r"(?P<ms>\d+(?:\.\d+)?)ms\s*$")
+
+
+def gc_pauses(path: Path) -> list[tuple[float, float, str]]:
+    """(wall-clock end, milliseconds, kind) of every stop-the-world pause in a JDK `-Xlog:gc:...:time` log."""
+    out = []
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        m = GC_PAUSE.match(line)
+        if m:
+            ts = dt.datetime.strptime(m["time"], "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+            out.append((ts, float(m["ms"]), m["what"].strip()))
+    return out
+
+
+def attribute_gc_pauses(result: dict, pauses: list[tuple[float, float, str]]) -> None:
+    """Each open-loop run gets the collections that ended inside it: how many, how long (p50, max, sum), and the
+    share of the run's wall time the application stood still. A pause of d ms at r requests/s delays about r*d/1000
+    requests by up to d ms each: when that is over 1 % of them, the pauses alone set the p99."""
+    for run in result.get("open_loop") or []:
+        w0, w1 = (run.get("wall") or (None, None))
+        if w0 is None:
+            continue
+        ms = sorted(d for t, d, _ in pauses if w0 <= t <= w1)
+        kinds = sorted({k for t, _, k in pauses if w0 <= t <= w1})
+        run["gc"] = {"pauses": len(ms), "kinds": kinds, "sum_ms": round(sum(ms), 1),
+                     "p50_ms": round(statistics.median(ms), 2) if ms else None, "max_ms": round(ms[-1], 2) if ms else None,
+                     "paused_share": round(sum(ms) / 1000 / max(w1 - w0, 1e-9), 4)}
+
+
+def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...],
+                    own_repeats: int = 1) -> dict[str, list[dict]]:
     """Per stack, the rates it is offered: the same absolute rates for all (fractions of the slowest stack's
-    closed-loop maximum), then fractions of its own maximum."""
+    closed-loop maximum), then fractions of its own maximum, `own_repeats` rounds of them (each round the
+    fractions in a rotated order, so no fraction always follows the same one)."""
     if not max_rps:
         return {}
     slowest = min(max_rps.values())
     out = {}
     for name, top in max_rps.items():
         rates = [{"kind": "shared", "fraction": f, "of": "slowest", "target_rps": round(slowest * f, 1)} for f in shared]
-        rates += [{"kind": "own", "fraction": f, "of": "own", "target_rps": round(top * f, 1)} for f in own]
+        for k in range(own_repeats):
+            rates += [{"kind": "own", "fraction": f, "of": "own", "target_rps": round(top * f, 1), "repeat": k + 1}
+                      for f in rotated(list(own), k)]
         out[name] = [r for r in rates if r["target_rps"] >= 1]
     return out
 
@@ -1105,6 +1153,7 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                           "start (--latency-correction), all requests sent (-n), exact percentiles",
                           "shared_fractions_of_slowest_max": list(settings.shared_fractions),
                           "own_fractions": list(settings.own_fractions),
+                          "own_fraction_repeats": settings.open_loop_repeats, "gc_log": settings.gc_log,
                           "bodies": f"scenario {settings.scenario}: a random line per request of the same "
                                     "population users.lua walks"} if settings.open_loop else None,
             "verify": settings.verify,
@@ -1303,7 +1352,8 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
     oha = loadgen()
     ok = [lv for lv in lives if not lv.failed]
     tops = {lv.name: closed_loop_max(lv.result) for lv in ok}
-    plan = open_loop_rates({k: v for k, v in tops.items() if v}, settings.shared_fractions, settings.own_fractions)
+    plan = open_loop_rates({k: v for k, v in tops.items() if v}, settings.shared_fractions, settings.own_fractions,
+                           settings.open_loop_repeats)
     with tempfile.NamedTemporaryFile("w", prefix="bench-bodies-", suffix=".txt", delete=False) as f:
         f.write("\n".join(open_loop_bodies(settings.scenario, settings.wrong_share)) + "\n")
         bodies = Path(f.name)
@@ -1320,6 +1370,7 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
                              settings.open_loop_s)
                 live.mark(f"open {spec['target_rps']:.0f}/s")
                 before = live.snapshot()
+                wall0 = time.time()
                 try:
                     run = run_oha(live.url, spec["target_rps"], settings.open_loop_s,
                                   open_loop_connections(spec["target_rps"], settings), bodies, settings.wrong_share, oha)
@@ -1327,7 +1378,8 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
                     live.fail(f"open loop at {spec['target_rps']:.0f}/s: {e}")
                     continue
                 after = live.snapshot()
-                run.update({k: spec[k] for k in ("kind", "fraction", "of")})
+                run["wall"] = [round(wall0, 3), round(time.time(), 3)]
+                run.update({k: spec[k] for k in ("kind", "fraction", "of", "repeat") if k in spec})
                 run.update(account(before, after, run["status"].get("200", 0), run.get("loadgen_cpu_s")))
                 live.result.setdefault("open_loop", []).append(run)
                 reason = run_failure(run, f"open loop at {spec['target_rps']:.0f}/s")
@@ -1399,6 +1451,8 @@ def stop_live(live: Live, settings: Settings) -> None:
         result["phases"] = live.sampler.phases
     if live.log_path and live.log_path.exists():
         result["log_tail"] = live.log_path.read_text(errors="replace")[-2000:]
+    if result.get("gc_log"):
+        attribute_gc_pauses(result, gc_pauses(Path(result["gc_log"])))
 
 
 def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: Progress, workdir: Path) -> Live | None:
@@ -1459,6 +1513,10 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         governor.start()
         result["fly"] = {"rule": asdict(settings.limits.shared)}
     cmd = stack.command("run")
+    if settings.gc_log and stack.uses_java:
+        # Asynchronous, so a slow disk never stalls a safepoint; the last start (the measured one) overwrites it.
+        result["gc_log"] = str(workdir / f"{stack.name}-gc.log")
+        cmd[1:1] = ["-Xlog:async", f"-Xlog:gc:file={result['gc_log']}:time,uptime"]
     if cgroup:
         cmd = cgroup.wrap(cmd)
     url = f"http://127.0.0.1:{port}"
@@ -1704,8 +1762,9 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
     if peak:
         summary["cgroup_peak_mib"] = round(peak / 2**20, 1)
     if result.get("open_loop"):
-        summary["open_loop"] = [{k: r[k] for k in ("kind", "fraction", "target_rps", "achieved_rps", "errors",
-                                                   "latency_ms") if k in r} for r in result["open_loop"]]
+        summary["open_loop"] = [{k: r[k] for k in ("kind", "fraction", "repeat", "target_rps", "achieved_rps", "errors",
+                                                   "latency_ms", "gc") if k in r} for r in result["open_loop"]]
+        summary["open_loop_own"] = open_loop_own_summary(result["open_loop"], result.get("cores"))
     if result.get("fly"):
         top = summary["by_concurrency"][best]
         summary["fly"] = {
@@ -1719,6 +1778,35 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
             "burst_s": (result["fly"].get("burst") or {}).get("burst_s"),
         }
     return summary
+
+
+def open_loop_own_summary(runs: list[dict], cores: int | None = None) -> list[dict]:
+    """The runs at fractions of the stack's own maximum, one entry per fraction: the medians of the repeats'
+    percentiles, the p99's range, the machine's busy share (server, load generator and PostgreSQL together: what
+    "75 % of the closed-loop maximum" is as load on the machine), and the collections' pauses where logged."""
+    cores = cores or os.cpu_count() or 1
+    out = []
+    for f in sorted({r["fraction"] for r in runs if r.get("kind") == "own"}):
+        rs = [r for r in runs if r.get("kind") == "own" and r["fraction"] == f]
+        lat = {p: round(statistics.median(r["latency_ms"][p] for r in rs if r["latency_ms"].get(p) is not None), 3)
+               for p in ("p50", "p90", "p99", "p99_9", "max")}
+        e = {"fraction": f, "runs": len(rs), "target_rps": rs[0]["target_rps"],
+             "achieved_rps": round(statistics.median(r["achieved_rps"] for r in rs), 1),
+             "errors": sum(r["errors"] for r in rs), "latency_ms": lat,
+             "p99_spread": spread([r["latency_ms"]["p99"] for r in rs]),
+             "p99_over_p50": round(lat["p99"] / lat["p50"], 1) if lat["p50"] else None}
+        busy = [r["machine"]["busy_cores"] for r in rs if r.get("machine")]
+        if busy:
+            e["machine_busy_share"] = round(statistics.median(busy) / cores, 3)
+        gcs = [r["gc"] for r in rs if r.get("gc")]
+        if gcs:
+            e["gc"] = {"pauses_per_s": round(statistics.median(g["pauses"] / max(r["wall"][1] - r["wall"][0], 1e-9)
+                                                               for g, r in zip(gcs, [r for r in rs if r.get("gc")])), 1),
+                       "p50_ms": statistics.median([g["p50_ms"] for g in gcs if g["p50_ms"] is not None] or [0]),
+                       "max_ms": max((g["max_ms"] for g in gcs if g["max_ms"] is not None), default=None),
+                       "paused_share": round(statistics.median(g["paused_share"] for g in gcs), 4)}
+        out.append(e)
+    return out
 
 
 def describe_limits(limits: dict) -> str:
@@ -1824,17 +1912,25 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
             cells = [f"{fmt(by[t]['latency_ms']['p99'], '.1f')} [{by[t]['achieved_rps']:.0f}]" if t in by else ""
                      for t in shared]
             lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
-        lines += ["", "At fractions of each stack's own closed-loop maximum (ms):", "",
-                  "| stack | rate | target/s | achieved/s | p50 | p90 | p99 | p99.9 | max | errors |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        runs_each = max((o["runs"] for r in with_open for o in r["summary"].get("open_loop_own") or []), default=1)
+        lines += ["", f"At fractions of each stack's own closed-loop maximum (ms; median of {runs_each} interleaved "
+                  "runs, the p99's range beside it). `busy` is the machine's CPU in use during the runs (server, oha and "
+                  "PostgreSQL on the same cores): open loop costs more CPU per request than wrk's closed loop, so a "
+                  "fraction of the closed-loop maximum is a higher share of the machine. `GC` (with --gc-log): "
+                  "collections per second, and the longest pause.", "",
+                  "| stack | rate | target/s | achieved/s | p50 | p90 | p99 | p99.9 | max | p99 range | p99/p50 | busy "
+                  "| GC | errors |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for r in with_open:
-            for o in r["summary"]["open_loop"]:
-                if o.get("kind") != "own":
-                    continue
-                lat = o["latency_ms"]
+            for o in r["summary"].get("open_loop_own") or []:
+                lat, sp, gc = o["latency_ms"], o["p99_spread"], o.get("gc")
+                rng = f"{sp['min']:.1f}–{sp['max']:.1f}" if o["runs"] > 1 else ""
+                gcs = f"{gc['pauses_per_s']:.1f}/s, ≤{fmt(gc['max_ms'], '.0f')} ms" if gc else ""
                 lines.append(f"| {r['name']} | {o['fraction']:.0%} | {o['target_rps']:.0f} | {o['achieved_rps']:.0f} | "
                              f"{fmt(lat['p50'], '.1f')} | {fmt(lat['p90'], '.1f')} | {fmt(lat['p99'], '.1f')} | "
-                             f"{fmt(lat['p99_9'], '.1f')} | {fmt(lat['max'], '.1f')} | {o['errors']} |")
+                             f"{fmt(lat['p99_9'], '.1f')} | {fmt(lat['max'], '.1f')} | {rng} | "
+                             f"{fmt(o['p99_over_p50'], '.1f')} | {pct(o.get('machine_busy_share'))} | {gcs} | "
+                             f"{o['errors']} |")
         lines.append("")
 
     lines += ["## Cost (at each stack's highest-throughput concurrency)", "",
@@ -1972,7 +2068,8 @@ def estimated_seconds(settings: Settings, n: int) -> float:
     if settings.limits.shared:
         per += min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
     if settings.open_loop:
-        per += (len(settings.shared_fractions) + len(settings.own_fractions)) * (settings.open_loop_s + 1)
+        per += ((len(settings.shared_fractions) + len(settings.own_fractions) * settings.open_loop_repeats)
+                * (settings.open_loop_s + 1))
     ceilings = settings.signbench_runs * (2 * settings.signbench_s + 3)
     return n * (per + (90 if settings.conformance else 0) + 30 + ceilings + 5 + 3 * settings.startup_probes)
 

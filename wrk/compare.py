@@ -99,11 +99,16 @@ def metrics(stack: dict) -> dict[str, Value]:
     if ossl:
         out["OpenSSL signatures/s per core"] = _runs(ossl.get("runs_signs_per_s_per_core"),
                                                      ossl.get("signs_per_s_per_core"))
+    own_summary = s.get("open_loop_own")
     for o in s.get("open_loop") or []:
         p99 = (o.get("latency_ms") or {}).get("p99")
-        if p99 is not None:
+        if p99 is not None and (o.get("kind") == "shared" or own_summary is None):
             tag = f"{o['target_rps']:.0f}/s" if o.get("kind") == "shared" else f"{o['fraction']:.0%} of own max"
             out[f"open-loop p99 ms @ {tag}"] = Value(p99)
+    for o in own_summary or []:   # repeated runs at each fraction: the median, weighed against the repeats' range
+        sp = o["p99_spread"]
+        out[f"open-loop p99 ms @ {o['fraction']:.0%} of own max"] = (
+            Value(sp["median"], sp["min"], sp["max"]) if o["runs"] > 1 else Value(sp["median"]))
     fly = s.get("fly") or {}
     for key, label in (("sustained_rps", "fly sustained rps"), ("burst_s", "fly burst seconds"),
                        ("startup_empty_balance_s", "fly start-up from empty balance s")):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import socket
 import sys
@@ -528,6 +529,34 @@ def test_open_loop_rates_are_shared_absolute_and_own_relative():
     assert bench.open_loop_rates({}, (0.5,), (0.5,)) == {}
 
 
+def test_open_loop_repeats_the_own_fractions_in_rotated_order():
+    plan = bench.open_loop_rates({"a": 1000.0}, (0.5,), (0.5, 0.75, 0.9), own_repeats=3)["a"]
+    own = [(r["fraction"], r["repeat"]) for r in plan if r["kind"] == "own"]
+    assert own == [(0.5, 1), (0.75, 1), (0.9, 1), (0.75, 2), (0.9, 2), (0.5, 2), (0.9, 3), (0.5, 3), (0.75, 3)]
+    assert [r["kind"] for r in plan].count("shared") == 1   # the shared rates once
+
+
+def test_gc_pauses_are_parsed_and_attributed_to_the_runs_they_fell_in(tmp_path):
+    log = tmp_path / "gc.log"
+    log.write_text(  # the JDK's -Xlog:gc:file=...:time,uptime format
+        "[2026-11-24T16:00:00.100+0000][0.010s] Using Serial\n"
+        "[2026-11-24T16:00:05.000+0000][5.000s] GC(0) Pause Young (Allocation Failure) 26M->6M(92M) 3.000ms\n"
+        "[2026-11-24T16:00:06.000+0000][6.000s] GC(1) Pause Young (Allocation Failure) 26M->7M(92M) 5.500ms\n"
+        "[2026-11-24T16:00:07.000+0000][7.000s] GC(2) Pause Full (System.gc()) 30M->8M(92M) 41.250ms\n"
+        "[2026-11-24T16:00:20.000+0000][20.000s] GC(3) Pause Young (Allocation Failure) 26M->7M(92M) 2.000ms\n")
+    pauses = bench.gc_pauses(log)
+    assert [(round(d, 3), k) for _, d, k in pauses] == [(3.0, "Pause Young"), (5.5, "Pause Young"),
+                                                          (41.25, "Pause Full"), (2.0, "Pause Young")]
+    t0 = pauses[0][0] - 1
+    result = {"open_loop": [{"wall": [t0, t0 + 10]}, {"wall": [t0 + 10, t0 + 20]}, {"kind": "shared"}]}
+    bench.attribute_gc_pauses(result, pauses)
+    first, second, third = result["open_loop"]
+    assert first["gc"] == {"pauses": 3, "kinds": ["Pause Full", "Pause Young"], "sum_ms": 49.8, "p50_ms": 5.5,
+                           "max_ms": 41.25, "paused_share": 0.005}
+    assert second["gc"]["pauses"] == 1 and second["gc"]["max_ms"] == 2.0 and "gc" not in third
+    assert bench.gc_pauses(tmp_path / "missing.log") == []
+
+
 def test_open_loop_bodies_follow_the_scenario():
     users = bench.open_loop_bodies("users", 0.0)
     assert len(users) == len(set(users)) == 10000
@@ -615,8 +644,16 @@ def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
     r = {"name": "zio", "runs": {"16": [run]}, "warmups": [{"concurrency": 16, "seconds": 6.0, "stable": False}],
          "open_loop": [{"kind": "shared", "fraction": 0.5, "target_rps": 40.0, "achieved_rps": 39.6, "errors": 0,
                         "latency_ms": {"p50": 1, "p90": 2, "p99": 3.25, "p99_9": 4, "max": 5}},
-                       {"kind": "own", "fraction": 0.9, "target_rps": 72.0, "achieved_rps": 71.0, "errors": 0,
-                        "latency_ms": {"p50": 1, "p90": 2, "p99": 30, "p99_9": 40, "max": 50}}],
+                       {"kind": "own", "fraction": 0.9, "repeat": 1, "target_rps": 72.0, "achieved_rps": 71.0,
+                        "errors": 0, "latency_ms": {"p50": 1, "p90": 2, "p99": 30, "p99_9": 40, "max": 50},
+                        "machine": {"busy_cores": 1.6}, "wall": [100.0, 110.0],
+                        "gc": {"pauses": 40, "kinds": ["Pause Young"], "sum_ms": 80.0, "p50_ms": 2.0, "max_ms": 9.0,
+                               "paused_share": 0.008}},
+                       {"kind": "own", "fraction": 0.9, "repeat": 2, "target_rps": 72.0, "achieved_rps": 72.0,
+                        "errors": 0, "latency_ms": {"p50": 1, "p90": 2, "p99": 50, "p99_9": 60, "max": 70},
+                        "machine": {"busy_cores": 1.8}, "wall": [200.0, 210.0],
+                        "gc": {"pauses": 20, "kinds": ["Pause Young"], "sum_ms": 40.0, "p50_ms": 2.0, "max_ms": 12.0,
+                               "paused_share": 0.004}}],
          "fly": {"startup_empty_balance_s": 21.5, "burst": {"rps": 1300, "cpu_per_s": 1.0, "burst_s": 533.3}}}
     r["summary"] = bench.summarize(r, None)
     text = bench.write_markdown(tmp_path / "r.md", env, None, [r],
@@ -624,7 +661,10 @@ def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
     assert "family 25 model 17 stepping 1" in text and "Crypto-relevant CPU flags: vaes." in text
     assert "5 ms per 80 ms period baseline, balance up to 500 s" in text
     assert "| zio | 3.2 [40] |" in text
-    assert "| zio | 90% | 72 | 71 | 1.0 | 2.0 | 30.0 | 40.0 | 50.0 | 0 |" in text
+    # Two repeats at 90 %: medians of the percentiles, the p99's range, the machine's busy share, the pauses.
+    assert ("| zio | 90% | 72 | 72 | 1.0 | 2.0 | 40.0 | 50.0 | 60.0 | 30.0–50.0 | 40.0 | "
+            f"{1.7 / (os.cpu_count() or 1) * 100:.0f}% | 3.0/s, ≤12 ms | 0 |") in text
+    assert "median of 2 interleaved runs" in text
     assert "| zio | 21.50 | 80 | 16 | 300 | 170 of 180 | 1300 | 1.00 | 533 |" in text
     assert "zio c=16 6*" in text and "Order: c=16#1 zio." in text
     assert "knee" not in text.lower()
