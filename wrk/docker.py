@@ -561,6 +561,18 @@ def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.2)
     return slow
 
 
+def startup_checked(stacks: list[str], env: dict, measure=None) -> list[str]:
+    """The start-up check as CI runs it: a stack over the tolerance is measured once more (another median of
+    three, interleaved again), and fails only when it is over both times. Single starts on a shared 2-core VM vary
+    by ±15 %, and one slow sample among three can move a median; a real gap shows both times."""
+    measure = measure or startup
+    slow = measure(stacks, env)
+    if not slow:
+        return []
+    print(f"start-up: over the tolerance once ({' '.join(slow)}): measured again", flush=True)
+    return measure(slow, env)
+
+
 def crypto_check(stacks: list[str], env: dict) -> list[str]:
     """The JVM stacks' containers sign with the native provider: their log has no fallback warning, and says which
     provider signs (the start-up line's rsa field). Returns the stacks that would sign with the JDK's RSA."""
@@ -633,7 +645,7 @@ def main(argv: list[str]) -> int:
         elif cmd in ("startup", "crypto", "restart"):
             stacks = argv[1:] or compose_stacks()
             env = compose_env(readable_key())
-            bad = {"startup": startup, "crypto": crypto_check, "restart": restart_check}[cmd](stacks, env)
+            bad = {"startup": startup_checked, "crypto": crypto_check, "restart": restart_check}[cmd](stacks, env)
             if bad:
                 print(f"docker: {cmd} check failed: {' '.join(bad)}", file=sys.stderr)
                 return 1
