@@ -143,6 +143,7 @@ class Settings:
     rewarm: int = 5
     open_loop_repeats: int = 3
     gc_log: bool = False
+    capacity_steps: int = 3
 
     @property
     def smoke(self) -> bool:
@@ -206,6 +207,9 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--open-loop-repeats", type=int, default=3,
                     help="runs at each fraction of a stack's own maximum, interleaved (one 15 s run does not decide a "
                          "p99 near saturation); the tables give the median and the range")
+    ap.add_argument("--capacity-steps", type=int, default=3,
+                    help=f"bisection steps for the highest constant rate with p99 under {CAPACITY_P99_MS:.0f} ms "
+                         "(0: skip)")
     ap.add_argument("--gc-log", action="store_true",
                     help="JVM stacks log their collections (-Xlog:gc, asynchronous, into the run's folder); results "
                          "attribute the pauses to each open-loop run")
@@ -268,13 +272,16 @@ def parse_args(argv: list[str] | None) -> Settings:
         duration, warmup, window, primer, repeats, open_s, rewarm = (a.duration, a.warmup, a.warmup_window, a.primer,
                                                                     a.repeats, a.open_loop_seconds, a.rewarm)
     open_repeats = 1 if a.smoke else a.open_loop_repeats
+    capacity_steps = 1 if a.smoke and a.capacity_steps else a.capacity_steps
+    if capacity_steps < 0:
+        ap.error("--capacity-steps must be 0 or more")
     if duration < 1 or repeats < 1 or window < 1 or open_s < 1 or rewarm < 1 or open_repeats < 1:
         ap.error("--duration, --repeats, --warmup-window, --rewarm, --open-loop-seconds and --open-loop-repeats must "
                  "be at least 1")
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
                     a.key_bits, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
-                    not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log)
+                    not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log, capacity_steps)
 
 
 # --------------------------------------------------------------------------- progress
@@ -1154,6 +1161,7 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                           "shared_fractions_of_slowest_max": list(settings.shared_fractions),
                           "own_fractions": list(settings.own_fractions),
                           "own_fraction_repeats": settings.open_loop_repeats, "gc_log": settings.gc_log,
+                          "capacity": {"p99_under_ms": CAPACITY_P99_MS, "bisection_steps": settings.capacity_steps},
                           "bodies": f"scenario {settings.scenario}: a random line per request of the same "
                                     "population users.lua walks"} if settings.open_loop else None,
             "verify": settings.verify,
@@ -1348,7 +1356,8 @@ def closed_loop_max(result: dict) -> float | None:
 
 def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
     """oha at constant arrival rates: the shared absolute rates, then each stack's own fractions, the stacks
-    interleaved at every rate."""
+    interleaved at every rate; then, per stack, the highest constant rate it serves with p99 under
+    CAPACITY_P99_MS (capacity_search)."""
     oha = loadgen()
     ok = [lv for lv in lives if not lv.failed]
     tops = {lv.name: closed_loop_max(lv.result) for lv in ok}
@@ -1363,30 +1372,85 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
             order = [lv for lv in rotated(ok, i) if not lv.failed and i < len(plan.get(lv.name, []))]
             order_log.append({"open_loop_step": i + 1, "order": [lv.name for lv in order]})
             for live in order:
-                spec = plan[live.name][i]
-                if live.governor:
-                    live.governor.set_balance(0.0)
-                progress.say(live.name, f"open loop {spec['target_rps']:.0f}/s ({spec['kind']} {spec['fraction']:.0%})",
-                             settings.open_loop_s)
-                live.mark(f"open {spec['target_rps']:.0f}/s")
-                before = live.snapshot()
-                wall0 = time.time()
-                try:
-                    run = run_oha(live.url, spec["target_rps"], settings.open_loop_s,
-                                  open_loop_connections(spec["target_rps"], settings), bodies, settings.wrong_share, oha)
-                except (ToolError, subprocess.TimeoutExpired) as e:
-                    live.fail(f"open loop at {spec['target_rps']:.0f}/s: {e}")
-                    continue
-                after = live.snapshot()
-                run["wall"] = [round(wall0, 3), round(time.time(), 3)]
-                run.update({k: spec[k] for k in ("kind", "fraction", "of", "repeat") if k in spec})
-                run.update(account(before, after, run["status"].get("200", 0), run.get("loadgen_cpu_s")))
-                live.result.setdefault("open_loop", []).append(run)
-                reason = run_failure(run, f"open loop at {spec['target_rps']:.0f}/s")
-                if reason:
-                    live.fail(reason)
+                run = open_run(live, plan[live.name][i], settings, progress, bodies, oha, settings.open_loop_s)
+                if run is not None:
+                    live.result.setdefault("open_loop", []).append(run)
+        if settings.capacity_steps:
+            capacity_search([lv for lv in ok if not lv.failed and tops.get(lv.name)], tops, settings, progress,
+                            order_log, bodies, oha)
     finally:
         bodies.unlink(missing_ok=True)
+
+
+def open_run(live: Live, spec: dict, settings: Settings, progress: Progress, bodies: Path, oha: str,
+             seconds: int) -> dict | None:
+    """One oha run at spec's rate against a live stack, with the server's, oha's and PostgreSQL's CPU and the wall
+    clock (for the GC log). None, and the stack marked failed, when it does not hold."""
+    if live.governor:
+        live.governor.set_balance(0.0)
+    progress.say(live.name, f"open loop {spec['target_rps']:.0f}/s ({spec['kind']} {spec['fraction']:.0%})", seconds)
+    live.mark(f"open {spec['target_rps']:.0f}/s")
+    before = live.snapshot()
+    wall0 = time.time()
+    try:
+        run = run_oha(live.url, spec["target_rps"], seconds, open_loop_connections(spec["target_rps"], settings),
+                      bodies, settings.wrong_share, oha)
+    except (ToolError, subprocess.TimeoutExpired) as e:
+        live.fail(f"open loop at {spec['target_rps']:.0f}/s: {e}")
+        return None
+    after = live.snapshot()
+    run["wall"] = [round(wall0, 3), round(time.time(), 3)]
+    run.update({k: spec[k] for k in ("kind", "fraction", "of", "repeat") if k in spec})
+    run.update(account(before, after, run["status"].get("200", 0), run.get("loadgen_cpu_s")))
+    reason = run_failure(run, f"open loop at {spec['target_rps']:.0f}/s")
+    if reason:
+        live.fail(reason)
+    return run
+
+
+CAPACITY_P99_MS = 100.0   # "the highest constant rate each sustains with p99 under 100 ms"
+
+
+def capacity_bounds(runs: list[dict], top: float) -> tuple[float, float]:
+    """Where the search starts, from the runs already made: the highest rate whose median p99 was under
+    CAPACITY_P99_MS, and the lowest one above it (1.1 x the closed-loop maximum when none was)."""
+    by_rate: dict[float, list[float]] = {}
+    for r in runs:
+        if r["achieved_rps"] >= 0.98 * r["target_rps"]:
+            by_rate.setdefault(r["target_rps"], []).append(r["latency_ms"]["p99"])
+        else:
+            by_rate.setdefault(r["target_rps"], []).append(float("inf"))   # did not keep up: over by definition
+    good = [t for t, p in by_rate.items() if statistics.median(p) < CAPACITY_P99_MS]
+    lo = max(good, default=0.0)
+    hi = min([t for t, p in by_rate.items() if statistics.median(p) >= CAPACITY_P99_MS and t > lo],
+             default=round(1.1 * top, 1))
+    return lo, hi
+
+
+def capacity_search(lives: list[Live], tops: dict[str, float], settings: Settings, progress: Progress,
+                    order_log: list, bodies: Path, oha: str) -> None:
+    """Bisection between capacity_bounds, the stacks interleaved at each step; each step is one run of
+    open_loop_s, so the answer is within (hi - lo) of the truth and as noisy as one run (both recorded)."""
+    bounds = {lv.name: capacity_bounds(lv.result.get("open_loop") or [], tops[lv.name]) for lv in lives}
+    for step in range(settings.capacity_steps):
+        order = [lv for lv in rotated(lives, step) if not lv.failed]
+        order_log.append({"capacity_step": step + 1, "order": [lv.name for lv in order]})
+        for live in order:
+            lo, hi = bounds[live.name]
+            mid = round((lo + hi) / 2, 1)
+            spec = {"kind": "capacity", "fraction": mid / tops[live.name], "of": "own", "target_rps": mid,
+                    "repeat": step + 1}
+            run = open_run(live, spec, settings, progress, bodies, oha, settings.open_loop_s)
+            if run is None:
+                continue
+            live.result.setdefault("open_loop", []).append(run)
+            held = run["achieved_rps"] >= 0.98 * mid and run["latency_ms"]["p99"] < CAPACITY_P99_MS
+            bounds[live.name] = (mid, hi) if held else (lo, mid)
+    for live in lives:
+        lo, hi = bounds[live.name]
+        live.result["capacity"] = {"p99_under_ms": CAPACITY_P99_MS, "rps": lo, "next_failed_rps": hi,
+                                   "of_closed_loop_max": round(lo / tops[live.name], 3),
+                                   "steps": settings.capacity_steps, "seconds_per_step": settings.open_loop_s}
 
 
 def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:
@@ -1765,6 +1829,8 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
         summary["open_loop"] = [{k: r[k] for k in ("kind", "fraction", "repeat", "target_rps", "achieved_rps", "errors",
                                                    "latency_ms", "gc") if k in r} for r in result["open_loop"]]
         summary["open_loop_own"] = open_loop_own_summary(result["open_loop"], result.get("cores"))
+    if result.get("capacity"):
+        summary["capacity"] = result["capacity"]
     if result.get("fly"):
         top = summary["by_concurrency"][best]
         summary["fly"] = {
@@ -1932,6 +1998,17 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                              f"{fmt(o['p99_over_p50'], '.1f')} | {pct(o.get('machine_busy_share'))} | {gcs} | "
                              f"{o['errors']} |")
         lines.append("")
+        caps = [r for r in with_open if r["summary"].get("capacity")]
+        if caps:
+            c0 = caps[0]["summary"]["capacity"]
+            lines += [f"The highest constant rate with p99 under {c0['p99_under_ms']:.0f} ms (bisection from the runs "
+                      f"above, {c0['steps']} more runs of {c0['seconds_per_step']} s; the answer lies between it and "
+                      "the lowest rate that failed):", "",
+                      "| stack | sustained/s | of closed-loop max | lowest failed/s |", "| --- | ---: | ---: | ---: |"]
+            for r in caps:
+                c = r["summary"]["capacity"]
+                lines.append(f"| {r['name']} | {c['rps']:.0f} | {pct(c['of_closed_loop_max'])} | {c['next_failed_rps']:.0f} |")
+            lines.append("")
 
     lines += ["## Cost (at each stack's highest-throughput concurrency)", "",
               "| stack | c | server CPU ms/req | wrk CPU ms/req | PostgreSQL CPU ms/req | idle cores | steal cores "
@@ -2068,7 +2145,8 @@ def estimated_seconds(settings: Settings, n: int) -> float:
     if settings.limits.shared:
         per += min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
     if settings.open_loop:
-        per += ((len(settings.shared_fractions) + len(settings.own_fractions) * settings.open_loop_repeats)
+        per += ((len(settings.shared_fractions) + len(settings.own_fractions) * settings.open_loop_repeats
+                 + settings.capacity_steps)
                 * (settings.open_loop_s + 1))
     ceilings = settings.signbench_runs * (2 * settings.signbench_s + 3)
     return n * (per + (90 if settings.conformance else 0) + 30 + ceilings + 5 + 3 * settings.startup_probes)

@@ -557,6 +557,39 @@ def test_gc_pauses_are_parsed_and_attributed_to_the_runs_they_fell_in(tmp_path):
     assert bench.gc_pauses(tmp_path / "missing.log") == []
 
 
+def test_capacity_search_bisects_from_the_runs_already_made():
+    def run(rate, p99, achieved=None):
+        return {"target_rps": rate, "achieved_rps": achieved if achieved is not None else rate,
+                "latency_ms": {"p99": p99}}
+    # 500 and 750 held (median of repeats), 900 did not; 800 kept p99 low but fell behind: not held.
+    runs = [run(500, 5), run(750, 20), run(750, 150), run(750, 30), run(900, 300), run(800, 10, achieved=700)]
+    assert bench.capacity_bounds(runs, 1000.0) == (750, 800)
+    assert bench.capacity_bounds([run(500, 5)], 1000.0) == (500, 1100.0)
+    assert bench.capacity_bounds([], 1000.0) == (0.0, 1100.0)
+
+    class FakeLive:
+        def __init__(self, name):
+            self.name, self.failed, self.result = name, False, {"open_loop": [run(500, 5), run(900, 300)]}
+    lives = [FakeLive("a")]
+    truth = 770.0   # the stack holds p99 < 100 ms up to here
+    asked = []
+
+    def fake_open_run(live, spec, settings, progress, bodies, oha, seconds):
+        asked.append(spec["target_rps"])
+        return run(spec["target_rps"], 50 if spec["target_rps"] <= truth else 200)
+    orig = bench.open_run
+    bench.open_run = fake_open_run
+    try:
+        settings = bench.parse_args(["--stacks", bench.stackctl.list_stacks()[0]])
+        bench.capacity_search(lives, {"a": 1000.0}, settings, None, [], Path("/dev/null"), "oha")
+    finally:
+        bench.open_run = orig
+    assert asked == [700.0, 800.0, 750.0]
+    cap = lives[0].result["capacity"]
+    assert (cap["rps"], cap["next_failed_rps"], cap["p99_under_ms"]) == (750.0, 800.0, 100.0)
+    assert [r["target_rps"] for r in lives[0].result["open_loop"]][-3:] == [700.0, 800.0, 750.0]
+
+
 def test_open_loop_bodies_follow_the_scenario():
     users = bench.open_loop_bodies("users", 0.0)
     assert len(users) == len(set(users)) == 10000
@@ -654,7 +687,9 @@ def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
                         "machine": {"busy_cores": 1.8}, "wall": [200.0, 210.0],
                         "gc": {"pauses": 20, "kinds": ["Pause Young"], "sum_ms": 40.0, "p50_ms": 2.0, "max_ms": 12.0,
                                "paused_share": 0.004}}],
-         "fly": {"startup_empty_balance_s": 21.5, "burst": {"rps": 1300, "cpu_per_s": 1.0, "burst_s": 533.3}}}
+         "fly": {"startup_empty_balance_s": 21.5, "burst": {"rps": 1300, "cpu_per_s": 1.0, "burst_s": 533.3}},
+         "capacity": {"p99_under_ms": 100.0, "rps": 61.0, "next_failed_rps": 66.5, "of_closed_loop_max": 0.7625,
+                      "steps": 3, "seconds_per_step": 15}}
     r["summary"] = bench.summarize(r, None)
     text = bench.write_markdown(tmp_path / "r.md", env, None, [r],
                                 [{"concurrency": 16, "repeat": 1, "order": ["zio"]}])
@@ -665,6 +700,7 @@ def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
     assert ("| zio | 90% | 72 | 72 | 1.0 | 2.0 | 40.0 | 50.0 | 60.0 | 30.0–50.0 | 40.0 | "
             f"{1.7 / (os.cpu_count() or 1) * 100:.0f}% | 3.0/s, ≤12 ms | 0 |") in text
     assert "median of 2 interleaved runs" in text
+    assert "| zio | 61 | 76% | 66 |" in text   # the highest rate with p99 under 100 ms
     assert "| zio | 21.50 | 80 | 16 | 300 | 170 of 180 | 1300 | 1.00 | 533 |" in text
     assert "zio c=16 6*" in text and "Order: c=16#1 zio." in text
     assert "knee" not in text.lower()
