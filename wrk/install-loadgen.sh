@@ -5,7 +5,7 @@
 #   bash wrk/install-loadgen.sh          # no-op when the pinned version is already there
 #   bash wrk/install-loadgen.sh --check  # exit 0 when it is there (in the work tree or this machine's copy), 1 if not
 #
-# Why oha (README.md, "Open-loop latency: why oha"): with -q and --latency-correction
+# Why oha (docs/benchmark.md, "Open-loop latency: why oha"): with -q and --latency-correction
 # its latency is taken from each request's intended start (the rate ticker's
 # stamp), so requests that queue behind a stalled server count as slow, not
 # omitted; its percentiles come from every recorded latency, sorted (exact).
