@@ -105,7 +105,7 @@ bench-smoke: deps venv
 # Where the CPU goes: async-profiler (JVM) / perf (actix) under wrk. make profile PROFILE_ARGS="--stacks zio --label after"
 PROFILE_ARGS ?=
 profile: venv
-	$(PY) wrk/profile.py $(PROFILE_ARGS)
+	$(PY) wrk/flamegraph.py $(PROFILE_ARGS)
 
 # Real users against DATABASE_URL: make user ARGS="add EMAIL 'NAME' [--username U]" | "reset EMAIL" | "disable EMAIL"
 # (the password is asked twice, or read from stdin with --password-stdin; see sql/users.py --help).

@@ -8,7 +8,7 @@
     python3 wrk/bench.py --url actix=https://simple-auth-actix.fly.dev   # already-running services
     python3 wrk/bench.py --url orig=http://127.0.0.1:3000 --verify basic # a token service without a JWKS
     python3 wrk/bench.py --smoke                        # short phases, one concurrency (CI)
-    python3 wrk/bench.py --target docker --smoke        # the images of docker-compose.yml (wrk/docker.py)
+    python3 wrk/bench.py --target docker --smoke        # the images of docker-compose.yml (wrk/containers.py)
 
 Per stack: release build (timed), artifact size, conformance gate, the
 stack's own signing ceiling (its `signbench` entry point: the service's own
@@ -63,7 +63,6 @@ from urllib.parse import urlsplit
 import stackctl
 from stackctl import ROOT, Stack, ToolError
 
-WRK_DIR = ROOT / "wrk"
 VECTORS = json.loads((ROOT / "spec" / "vectors.json").read_text())
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -716,23 +715,22 @@ def run_wrk(url: str, connections: int, seconds: int, threads: int, scenario: st
     """One wrk run with users.lua. Throughput counts 200s only (`rps`; `rps_all` counts every answer); every
     other status (400s aside when wrong passwords are sent on purpose) and every socket error is an error.
     `wrk_cpu_s` is wrk's own CPU time (user + system), from the rusage of the reaped child."""
-    threads = max(1, min(threads, connections))
-    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--latency", "--timeout", "10s",
-           "-s", str(WRK_DIR / "users.lua"), url + "/token", "--", scenario, str(wrong)]
+    cmd = stackctl.wrk_command(url, connections, seconds, threads, scenario, wrong)
     cpu0 = children_cpu_seconds()
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
     wrk_cpu = children_cpu_seconds() - cpu0
-    line = next((ln for ln in res.stdout.splitlines() if ln.startswith("WRK_JSON ")), None)
-    if res.returncode != 0 or line is None:
+    raw = stackctl.read_wrk_json(res.stdout)
+    if res.returncode != 0 or raw is None:
         raise ToolError(f"wrk failed (exit {res.returncode}): {(res.stderr or res.stdout).strip()[-400:]}")
-    data = parse_wrk_json(line, wrong)
+    data = count_wrk_answers(raw, wrong)
     data["connections"] = connections
     data["wrk_cpu_s"] = round(wrk_cpu, 3)
     return data
 
 
-def parse_wrk_json(line: str, wrong: float) -> dict:
-    data = json.loads(line[len("WRK_JSON "):])
+def count_wrk_answers(data: dict, wrong: float) -> dict:
+    """users.lua's counts → throughput of 200s (`rps`; `rps_all` every answer) and the errors: every other status
+    (400s aside when wrong passwords are sent on purpose) and every socket error."""
     expected = {200} | ({400} if wrong > 0 else set())
     data["unexpected_status"] = sum(n for s, n in data["status"].items() if int(s) not in expected)
     data["errors"] = data["unexpected_status"] + sum(data["socket_errors"].values())
@@ -948,7 +946,7 @@ def looks_like_jwt(token) -> bool:
 def verify_basic(base_url: str) -> str | None:
     """For a target without a JWKS (--verify basic): John's login answers 200 with two JWTs (`access_token`,
     `id_token`); signatures are not checked. None when so, else the reason."""
-    body = json.dumps({"username": "john@example.com", "password": "TopSecret0!"}).encode()
+    body = stackctl.JOHN_LOGIN
     parts = urlsplit(base_url)
     conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     conn = conn_cls(parts.hostname, parts.port, timeout=10)
@@ -973,29 +971,8 @@ def verify_basic(base_url: str) -> str | None:
 
 
 def time_to_first_token(url: str, proc: subprocess.Popen, t0: float, timeout: float = 120) -> float:
-    """Seconds from `t0` (just before exec) to the first 200 on /token for John.
-
-    Plain http.client on a new connection per attempt, every 5 ms: nothing is imported or set up inside the
-    timed window (importing `requests` there cost ~0.1 s, charged to whichever stack was measured first)."""
-    parts = urlsplit(url)
-    body = json.dumps({"username": "john@example.com", "password": "TopSecret0!"}).encode()
-    headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
-    while time.monotonic() - t0 < timeout:
-        if proc.poll() is not None:
-            raise ToolError(f"exited with {proc.returncode} during start-up")
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=2)
-        try:
-            conn.request("POST", "/token", body=body, headers=headers)
-            resp = conn.getresponse()
-            resp.read()
-            if resp.status == 200:
-                return time.monotonic() - t0
-        except (OSError, http.client.HTTPException):
-            pass
-        finally:
-            conn.close()
-        time.sleep(0.005)
-    raise ToolError(f"no 200 on /token within {timeout:.0f}s")
+    """Seconds from `t0` (just before exec) to the first 200 on /token for John (stackctl's poller)."""
+    return stackctl.first_token(url, t0, proc, timeout)
 
 
 def startup_probe(cmd: list[str], cwd: Path, env: dict, url: str) -> float:
@@ -1690,42 +1667,41 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
     CPU time and RSS of the container's main process (the server itself: the images exec it), plus the
     container's cgroup CPU time and memory (peak, limit). The conformance suite against the containers is
     wrk/docker-ci.sh's job (it needs the suite's issuer/audience); here the verification gates the numbers."""
-    import docker
+    import containers
     limits = (settings.limits.cpus, settings.limits.memory_mb) if settings.limits else None
-    env = docker.compose_env(docker.readable_key(settings.key_bits), limits)
-    names = [s.name for s in stacks if s.name in docker.PORTS]
+    env = containers.compose_env(containers.readable_key(settings.key_bits), limits)
     results = [{"name": s.name, "target": "docker", "failed": "no service in docker-compose.yml"}
-               for s in stacks if s.name not in docker.PORTS]
+               for s in stacks if s.name not in containers.PORTS]
     try:
         progress.say("docker", "stand-in base images, PostgreSQL")
-        docker.standins()
-        docker.compose(["up", "-d", "postgres"], env)
+        containers.standins()
+        containers.compose(["up", "-d", "postgres"], env)
         for stack in stacks:
-            if stack.name not in docker.PORTS:
+            if stack.name not in containers.PORTS:
                 continue
             result: dict = {"name": stack.name, "description": stack.manifest.get("description", ""), "target": "docker"}
             results.append(result)
-            url = f"http://127.0.0.1:{docker.PORTS[stack.name]}"
+            url = f"http://127.0.0.1:{containers.PORTS[stack.name]}"
             try:
                 if settings.build:
                     progress.say(stack.name, "release build")
                     result["build_s"] = round(stack.build(), 1)
                 result["artifact_bytes"] = stack.artifact.stat().st_size
                 progress.say(stack.name, "image build")
-                result["image_build_s"] = docker.build_images([stack.name], env, build_artifacts=False)[stack.name]
-                result["image_bytes"] = docker.image_bytes(stack.name)
+                result["image_build_s"] = containers.build_images([stack.name], env, build_artifacts=False)[stack.name]
+                result["image_bytes"] = containers.image_bytes(stack.name)
                 progress.say(stack.name, "start container")
                 t0 = time.monotonic()
-                docker.compose(["up", "-d", "--no-deps", stack.name], env, limited=bool(limits))
-                docker.wait_http(url + "/health", 180)
+                containers.compose(["up", "-d", "--no-deps", stack.name], env, limited=bool(limits))
+                stackctl.wait_http(url + "/health", None, 180)
                 result["startup_s"] = round(time.monotonic() - t0, 3)  # compose up -> /health 200
-                cid = docker.container_id(env, stack.name)
-                cg = docker.ContainerCgroup(cid)
+                cid = containers.container_id(env, stack.name)
+                cg = containers.ContainerCgroup(cid)
                 reason = verify_service(url, "http://localhost:8080", settings.key_bits)
                 if reason:
                     result["failed"] = f"verification: {reason}"
                     continue
-                sampler = Sampler(docker.container_pid(cid), t0)
+                sampler = Sampler(containers.container_pid(cid), t0)
                 sampler.start()
                 cpu0 = cg.cpu_seconds()
                 try:
@@ -1743,11 +1719,11 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
             except (ToolError, subprocess.TimeoutExpired, OSError) as e:
                 result["failed"] = str(e)
             finally:
-                logs = docker.compose(["logs", "--no-color", "--tail", "40", stack.name], env, check=False, quiet=True)
+                logs = containers.compose(["logs", "--no-color", "--tail", "40", stack.name], env, check=False, quiet=True)
                 result["log_tail"] = (logs.stdout or "")[-2000:]
-                docker.compose(["stop", "-t", "15", stack.name], env, check=False, quiet=True)
+                containers.compose(["stop", "-t", "15", stack.name], env, check=False, quiet=True)
     finally:
-        docker.down(env)
+        containers.down(env)
     return results
 
 

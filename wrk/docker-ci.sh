@@ -6,7 +6,7 @@
 #    eclipse-temurin:25-jre from this machine's Temurin 25, postgres:15-bookworm with Debian's PostgreSQL);
 # 3. builds each stack on the host (wrk/stackctl.py build) and its image with `--target runtime-prebuilt`
 #    (the same runtime stage as the full in-Docker build; BuildKit; the JVM images train their AOT cache in the
-#    build), the pinned base images replaced by the stand-ins through --build-arg (wrk/docker.py build);
+#    build), the pinned base images replaced by the stand-ins through --build-arg (wrk/containers.py build);
 # 4. docker-compose up (PostgreSQL seeded from sql/, the stacks on 8081-8084), the conformance suite
 #    against every container; the JVM containers sign with ACCP (no fallback warning in their logs); start-up of
 #    the image (host network, same database) within 20 % of the local jar, compose beside it (interleaved medians); a stack process SIGKILLed from the host
@@ -33,7 +33,7 @@ die() { echo "docker-ci: $*" >&2; cleanup; exit 1; }
 
 compose_env() {
   export DOCKER_TARGET=runtime-prebuilt JWT_KEY_PATH="$STATE/jwt-dev-2048.pem" BIND_ADDR=127.0.0.1
-  export JWT_ISSUER=https://issuer.conformance.test JWT_AUDIENCE=conformance-api TOKEN_TTL_SECONDS=900
+  [ -x "$PY" ] && eval "$("$PY" "$ROOT/wrk/containers.py" conformance-env)"   # JWT_ISSUER, JWT_AUDIENCE, TOKEN_TTL_SECONDS
   [ "$SIMPLE_AUTH_STANDINS" = 0 ] || export POSTGRES_IMAGE=postgres:15-bookworm   # the stand-in's tag, not the pin
 }
 compose() { docker-compose -f "$ROOT/docker-compose.yml" "$@"; }
@@ -76,7 +76,7 @@ fi
 
 # --------------------------------------------------------------------------- 2. base images
 say "stand-in base images (cached after the first run)"
-"$PY" wrk/docker.py standins || die "stand-in images failed"
+"$PY" wrk/containers.py standins || die "stand-in images failed"
 
 # --------------------------------------------------------------------------- 3. artifacts and images
 if [ -z "${STACKS:-}" ]; then
@@ -92,28 +92,18 @@ for s in $STACKS; do
     if ! python3 wrk/stackctl.py build "$s"; then failed+=("$s(build)"); continue; fi
   fi
   say "$s: image (--target runtime-prebuilt)"
-  if "$PY" wrk/docker.py build "$s"; then built+=("$s"); else failed+=("$s(image)"); fi
+  if "$PY" wrk/containers.py build "$s"; then built+=("$s"); else failed+=("$s(image)"); fi
 done
 [ ${#built[@]} -gt 0 ] || die "no image was built: ${failed[*]}"
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E '^simple-auth-' || true
 
 # --------------------------------------------------------------------------- 4. compose up, conformance
-port_of() { case $1 in actix) echo 8081;; spring) echo 8082;; akka) echo 8083;; zio) echo 8084;; esac; }
-wait_up() {  # /health 200, then one login (the JVMs answer their first requests slowly)
-  local url=$1
-  for _ in $(seq 180); do curl -fsS -m 2 "$url/health" >/dev/null 2>&1 && break; sleep 1; done
-  curl -fsS -m 2 "$url/health" >/dev/null 2>&1 || return 1
-  for _ in 1 2 3 4 5; do
-    curl -s -m 10 -o /dev/null "$url/.well-known/jwks.json"
-    curl -s -m 10 -o /dev/null -H 'Content-Type: application/json' \
-      -d '{"username":"john@example.com","password":"TopSecret0!"}' "$url/token"
-  done
-}
+url_of() { "$PY" wrk/containers.py ports | sed -n "s/^$1=//p"; }
 say "compose up: postgres + ${built[*]}"
 compose up -d --no-build postgres "${built[@]}" || die "compose up failed"
 for s in "${built[@]}"; do
-  url=http://127.0.0.1:$(port_of "$s")
-  if ! wait_up "$url"; then
+  url=$(url_of "$s")
+  if ! "$PY" wrk/containers.py wait-up "$s"; then
     failed+=("$s(start)"); compose logs --no-color --tail 40 "$s"; continue
   fi
   say "$s: conformance suite against the container ($url)"
@@ -123,17 +113,17 @@ done
 compose logs --no-color --tail 5 "${built[@]}" 2>/dev/null | grep -v '^Attaching' | head -40
 
 say "ACCP: the JVM containers sign with the native provider (no fallback warning in their logs)"
-"$PY" wrk/docker.py crypto "${built[@]}" || failed+=("crypto-fallback")
+"$PY" wrk/containers.py crypto "${built[@]}" || failed+=("crypto-fallback")
 
 if [ -z "${SKIP_STARTUP:-}" ]; then
   say "start-up: local, the image on the host network, compose (exec -> /health/live 200, -> first token), interleaved medians of 3"
   # A failure: the image must start within 20 % of the local jar (a stack over it once is measured again and
-  # fails only when over both times; wrk/docker.py startup_checked).
-  "$PY" wrk/docker.py startup "${built[@]}" || failed+=("startup")
+  # fails only when over both times; wrk/containers.py startup_checked).
+  "$PY" wrk/containers.py startup "${built[@]}" || failed+=("startup")
 fi
 
 say "restart: a stack process SIGKILLed from the host comes back (restart: unless-stopped)"
-"$PY" wrk/docker.py restart "${built[@]}" || failed+=("restart")
+"$PY" wrk/containers.py restart "${built[@]}" || failed+=("restart")
 for s in "${built[@]}"; do
   cid=$(compose ps -q "$s")
   health=$(docker inspect -f '{{.State.Health.Status}}' "$cid")
@@ -145,8 +135,8 @@ done
 say "fly-sized containers (1 CPU, 256 MB): start, log in, not OOM-killed"
 compose -f "$ROOT/docker-compose.fly.yml" up -d --no-build "${built[@]}" || failed+=("fly-sized(up)")
 for s in "${built[@]}"; do
-  url=http://127.0.0.1:$(port_of "$s")
-  if wait_up "$url" && curl -fsS -m 10 -o /dev/null -H 'Content-Type: application/json' \
+  url=$(url_of "$s")
+  if "$PY" wrk/containers.py wait-up "$s" && curl -fsS -m 10 -o /dev/null -H 'Content-Type: application/json' \
        -d '{"username":"john@example.com","password":"TopSecret0!"}' "$url/token"; then
     cid=$(compose ps -q "$s")
     echo "$s: $(docker inspect -f 'mem limit {{.HostConfig.Memory}} B, cpus {{.HostConfig.NanoCpus}}e-9, OOMKilled={{.State.OOMKilled}}' "$cid")"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import json
 import os
 import pwd
@@ -28,12 +29,17 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SQL_FILES = [ROOT / "sql" / "schema.sql", ROOT / "sql" / "seed.sql"]
+# What the conformance suite runs every stack with (spec/conformance/service.py, wrk/containers.py,
+# wrk/docker-ci.sh): values other than the contract's defaults, so a stack that ignores its environment is caught.
+CONFORMANCE_ENV = {"JWT_ISSUER": "https://issuer.conformance.test", "JWT_AUDIENCE": "conformance-api",
+                   "TOKEN_TTL_SECONDS": "900"}
 KEYS = {2048: ROOT / "spec" / "keys" / "dev-rsa-2048.pem", 4096: ROOT / "spec" / "keys" / "dev-rsa-4096.pem"}
 
 
@@ -479,23 +485,87 @@ class Stack:
                                 stderr=subprocess.STDOUT if log_path else None, start_new_session=True, **kw)
 
 
-def wait_http(url: str, proc: subprocess.Popen | None, timeout: float, expect: int = 200) -> float:
-    """Polls url until it answers `expect`; returns seconds waited. Fails early if proc exits."""
-    t0 = time.monotonic()
+# --------------------------------------------------------------------------- the one HTTP poller
+# Plain http.client, a new connection per attempt: nothing is imported or set up inside a timed window (importing
+# `requests` there once cost ~0.1 s, charged to whichever stack was measured first).
+
+JOHN_LOGIN = json.dumps({"username": "john@example.com", "password": "TopSecret0!"}).encode()
+
+
+def wrk_command(url: str, connections: int, seconds: int, threads: int = 2, scenario: str = "users",
+                wrong: float = 0.0, timeout_s: int = 10) -> list[str]:
+    """wrk against url/token with wrk/users.lua (the scenario's users, `wrong` of them with a wrong password); it
+    prints one `WRK_JSON {...}` line (read_wrk_json)."""
+    return ["wrk", "-t", str(max(1, min(threads, connections))), "-c", str(connections), "-d", f"{seconds}s",
+            "--latency", "--timeout", f"{timeout_s}s", "-s", str(ROOT / "wrk" / "users.lua"), url + "/token", "--",
+            scenario, str(wrong)]
+
+
+def read_wrk_json(stdout: str) -> dict | None:
+    """The `WRK_JSON` line users.lua prints at the end of a wrk run, or None when wrk printed none."""
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("WRK_JSON ")), None)
+    return None if line is None else json.loads(line[len("WRK_JSON "):])
+
+
+def http_status(base_url: str, method: str, path: str, body: bytes | None = None, timeout: float = 2) -> int | None:
+    """The status of one request on a new connection (JSON body when given), or None when nothing answered."""
+    parts = urllib.parse.urlsplit(base_url)
+    conn_cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = conn_cls(parts.hostname, parts.port, timeout=timeout)
+    try:
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))} if body else {}
+        conn.request(method, (parts.path.rstrip("/") or "") + path, body=body, headers=headers)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+def _alive(alive) -> "callable":
+    """A started process (Popen), a callable saying whether the server still runs, or None (not ours to watch)."""
+    if alive is None:
+        return lambda: True
+    if hasattr(alive, "poll"):
+        return lambda: alive.poll() is None
+    return alive
+
+
+def poll(check, t0: float, alive, timeout: float, what: str, interval: float) -> float:
+    """Seconds from t0 until check() is true, every `interval`; ToolError when the process exits first or when
+    `timeout` passes."""
+    running = _alive(alive)
     while time.monotonic() - t0 < timeout:
-        if proc is not None and proc.poll() is not None:
-            raise ToolError(f"process exited with {proc.returncode} before {url} answered")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == expect:
-                    return time.monotonic() - t0
-        except urllib.error.HTTPError as e:
-            if e.code == expect:
-                return time.monotonic() - t0
-        except (urllib.error.URLError, ConnectionError, OSError):
-            pass
-        time.sleep(0.05)
-    raise ToolError(f"{url} did not answer {expect} within {timeout:.0f}s")
+        if not running():
+            code = f" with {alive.returncode}" if hasattr(alive, "poll") else ""
+            raise ToolError(f"the process exited{code} before {what}")
+        if check():
+            return time.monotonic() - t0
+        time.sleep(interval)
+    raise ToolError(f"no {what} within {timeout:.0f} s")
+
+
+def wait_http(url: str, alive=None, timeout: float = 60, expect: int = 200, interval: float = 0.05) -> float:
+    """Polls GET url until it answers `expect`; returns seconds waited. Fails early if the process exits."""
+    parts = urllib.parse.urlsplit(url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    return poll(lambda: http_status(base, "GET", parts.path or "/") == expect, time.monotonic(), alive, timeout,
+                f"{expect} from {url}", interval)
+
+
+def first_token(base_url: str, t0: float, alive, timeout: float = 120) -> float:
+    """Seconds from t0 (just before exec) to the first 200 on /token for John, 5 ms polls."""
+    return poll(lambda: http_status(base_url, "POST", "/token", JOHN_LOGIN) == 200, t0, alive, timeout,
+                "200 on /token", 0.005)
+
+
+def first_live_and_token(base_url: str, t0: float, alive, timeout: float = 120) -> tuple[float, float]:
+    """Seconds from t0 to the first 200 on /health/live, then to the first token for John (5 ms polls)."""
+    live = poll(lambda: http_status(base_url, "GET", "/health/live") == 200, t0, alive, timeout,
+                "200 on /health/live", 0.005)
+    return live, first_token(base_url, t0, alive, timeout)
 
 
 def stop_process(proc: subprocess.Popen, timeout: float = 15) -> int:

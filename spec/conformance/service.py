@@ -18,11 +18,11 @@ import stackctl  # noqa: E402
 VECTORS = json.loads((ROOT / "spec" / "vectors.json").read_text())
 DEV_KEY = next(k for k in VECTORS["keys"] if k["bits"] == 2048)
 
-# Set to values other than the contract's defaults, so a stack that ignores
-# its environment is caught.
-ISSUER = "https://issuer.conformance.test"
-AUDIENCE = "conformance-api"
-TTL = 900
+# Values other than the contract's defaults, so a stack that ignores its environment is caught
+# (stackctl.CONFORMANCE_ENV: the Docker run uses the same).
+ISSUER = stackctl.CONFORMANCE_ENV["JWT_ISSUER"]
+AUDIENCE = stackctl.CONFORMANCE_ENV["JWT_AUDIENCE"]
+TTL = int(stackctl.CONFORMANCE_ENV["TOKEN_TTL_SECONDS"])
 START_TIMEOUT = float(os.environ.get("CONFORMANCE_START_TIMEOUT", "120"))
 
 

@@ -3,34 +3,35 @@ that sends one login at a time and records (time, status, seconds)."""
 from __future__ import annotations
 
 import http.client
-import json
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-WRK = Path(__file__).resolve().parents[2] / "wrk"
-JOHN = b'{"username":"john@example.com","password":"TopSecret0!"}'
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "wrk"))
+
+import stackctl  # noqa: E402
+
+JOHN = stackctl.JOHN_LOGIN
 
 
 class Wrk:
-    """wrk with users.lua in the background; .result() is its WRK_JSON line."""
+    """wrk with users.lua in the background (the benchmark's own command line); .result() is its WRK_JSON line."""
 
     def __init__(self, base_url: str, connections: int, seconds: int, scenario: str = "users", timeout_s: int = 5):
-        self.proc = subprocess.Popen(
-            ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", "--timeout", f"{timeout_s}s",
-             "-s", str(WRK / "users.lua"), base_url + "/token", "--", scenario, "0"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(stackctl.wrk_command(base_url, connections, seconds, 2, scenario, 0, timeout_s),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.seconds = seconds
 
     def result(self) -> dict:
         out, err = self.proc.communicate(timeout=self.seconds + 60)
-        line = next((ln for ln in out.splitlines() if ln.startswith("WRK_JSON ")), None)
-        if line is None:
+        data = stackctl.read_wrk_json(out)
+        if data is None:
             raise AssertionError(f"wrk printed no result (exit {self.proc.returncode}): {err[-300:]}")
-        return json.loads(line[len("WRK_JSON "):])
+        return data
 
 
 @dataclass

@@ -7,6 +7,9 @@ import hmac
 import json
 import subprocess
 import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -207,3 +210,70 @@ def test_db_command_with_tls_prints_both_urls():
     finally:
         proc.terminate()
         assert proc.wait(30) == 0
+
+
+# --------------------------------------------------------------------------- the one HTTP poller, the one wrk command
+
+
+class _Answers(BaseHTTPRequestHandler):
+    """GET /health answers 503 until `ready`, then 200; POST /token records the body and answers 200."""
+    ready = False
+    bodies: list[bytes] = []
+
+    def do_GET(self):  # noqa: N802
+        self.send_response(200 if (self.path != "/health" or _Answers.ready) else 503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self):  # noqa: N802
+        _Answers.bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture()
+def answers():
+    _Answers.ready, _Answers.bodies = False, []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+def test_http_status_answers_and_nothing(answers):
+    assert stackctl.http_status(answers, "GET", "/health") == 503
+    assert stackctl.http_status(answers, "POST", "/token", stackctl.JOHN_LOGIN) == 200
+    assert json.loads(_Answers.bodies[-1]) == {"username": "john@example.com", "password": "TopSecret0!"}
+    assert stackctl.http_status(f"http://127.0.0.1:{stackctl.free_port()}", "GET", "/") is None
+
+
+def test_wait_http_waits_for_the_status_and_stops_on_exit_or_timeout(answers):
+    threading.Timer(0.2, lambda: setattr(_Answers, "ready", True)).start()
+    assert stackctl.wait_http(answers + "/health", None, timeout=10) >= 0.2
+    assert stackctl.wait_http(answers + "/health", None, timeout=1, expect=200) < 1
+    dead = subprocess.Popen(["sh", "-c", "exit 4"])
+    dead.wait()
+    with pytest.raises(stackctl.ToolError, match="exited with 4"):
+        stackctl.wait_http(f"http://127.0.0.1:{stackctl.free_port()}/health", dead, timeout=5)
+    with pytest.raises(stackctl.ToolError, match="no 200 from"):
+        stackctl.wait_http(f"http://127.0.0.1:{stackctl.free_port()}/health", lambda: True, timeout=0.3)
+
+
+def test_first_live_and_token_in_that_order(answers):
+    t0 = time.monotonic()
+    live, token = stackctl.first_live_and_token(answers, t0, lambda: True, timeout=5)
+    assert 0 <= live <= token and _Answers.bodies == [stackctl.JOHN_LOGIN]
+
+
+def test_wrk_command_is_users_lua_against_token():
+    cmd = stackctl.wrk_command("http://127.0.0.1:9", 64, 15, 2, "mixed", 0.2, timeout_s=5)
+    assert cmd[:2] == ["wrk", "-t"] and cmd[cmd.index("-c") + 1] == "64" and "15s" in cmd and "5s" in cmd
+    assert cmd[cmd.index("-s") + 1] == str(stackctl.ROOT / "wrk" / "users.lua")
+    assert cmd[-4:] == ["http://127.0.0.1:9/token", "--", "mixed", "0.2"]
+    assert stackctl.wrk_command("http://x", 1, 1, threads=8)[2] == "1"   # never more threads than connections
+    assert stackctl.read_wrk_json("noise\nWRK_JSON {\"rps\": 1}\n") == {"rps": 1}
+    assert stackctl.read_wrk_json("no result\n") is None

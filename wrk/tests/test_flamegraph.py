@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import profile as prof  # noqa: E402  (wrk/profile.py, ahead of the stdlib's profile on sys.path)
+import flamegraph  # noqa: E402
 
 
 def test_categories_are_shares_of_all_samples(tmp_path):
@@ -16,7 +16,7 @@ def test_categories_are_shares_of_all_samples(tmp_path):
         "java/lang/Thread.run;io/netty/channel/epoll/EpollEventLoop.run 15\n"
         "java/lang/Thread.run;simpleauth/Api.something 5\n"
         "not a sample line\n")
-    shares = prof.categorize(collapsed)
+    shares = flamegraph.categorize(collapsed)
     assert shares == {"RSA signing": 60.0, "argon2id": 20.0, "HTTP / network": 15.0, "other": 5.0}
 
 
@@ -24,27 +24,27 @@ def test_leaf_frames_decide_before_callers(tmp_path):
     collapsed = tmp_path / "s.collapsed"
     # An HTTP handler calling into JSON: the sample is JSON's, not HTTP's.
     collapsed.write_text("actix_http::h1::dispatcher::poll;serde_json::ser::to_vec 10\n")
-    assert prof.categorize(collapsed) == {"JSON": 100.0}
+    assert flamegraph.categorize(collapsed) == {"JSON": 100.0}
 
 
 def test_aws_lc_rsaz_table_lookup_is_rsa(tmp_path):
     # AWS-LC's constant-time window lookup inside RSAZ modular exponentiation, as perf shows it (leaf only).
     collapsed = tmp_path / "s.collapsed"
     collapsed.write_text("aws_lc_0_47_0_extract_multiplier_2x20_win5;0xf162574156415541 10\n")
-    assert prof.categorize(collapsed) == {"RSA signing": 100.0}
+    assert flamegraph.categorize(collapsed) == {"RSA signing": 100.0}
 
 
 def test_empty_profile_has_no_shares(tmp_path):
     collapsed = tmp_path / "s.collapsed"
     collapsed.write_text("")
-    assert prof.categorize(collapsed) == {}
+    assert flamegraph.categorize(collapsed) == {}
 
 
 def test_the_leaf_most_categorized_frame_wins(tmp_path):
     collapsed = tmp_path / "s.collapsed"
     # JSON written into a socket buffer: the socket write is the leaf, so the sample is network's.
     collapsed.write_text("serde_json::ser::to_vec;tcp_sendmsg 4\nserde_json::ser::to_vec;memcpy 1\n")
-    assert prof.categorize(collapsed) == {"HTTP / network": 80.0, "JSON": 20.0}
+    assert flamegraph.categorize(collapsed) == {"HTTP / network": 80.0, "JSON": 20.0}
 
 
 def test_large_collapsed_stacks_are_gzipped_and_small_ones_kept(tmp_path):
@@ -53,21 +53,21 @@ def test_large_collapsed_stacks_are_gzipped_and_small_ones_kept(tmp_path):
     text = "java/lang/Thread.run;RSA_sign 3\n" * 100
     big.write_text(text)
     small.write_text("a;b 1\n")
-    kept = prof.compress_if_large(big, limit=1000)
+    kept = flamegraph.compress_if_large(big, limit=1000)
     assert kept == tmp_path / "akka.collapsed.gz" and not big.exists()
     assert gzip.decompress(kept.read_bytes()).decode() == text
-    assert prof.compress_if_large(small, limit=1000) == small and small.read_text() == "a;b 1\n"
-    assert prof.compress_if_large(tmp_path / "missing.collapsed") == tmp_path / "missing.collapsed"
+    assert flamegraph.compress_if_large(small, limit=1000) == small and small.read_text() == "a;b 1\n"
+    assert flamegraph.compress_if_large(tmp_path / "missing.collapsed") == tmp_path / "missing.collapsed"
 
 
 def test_large_raw_outputs_are_kept_out_of_the_result_set(tmp_path, monkeypatch):
-    monkeypatch.setattr(prof, "ROOT", tmp_path)
+    monkeypatch.setattr(flamegraph, "ROOT", tmp_path)
     run = tmp_path / "results" / "20260101T000000Z-profile"
     run.mkdir(parents=True)
     small, big = run / "a.collapsed", run / "b.collapsed.gz"
     small.write_bytes(b"x" * 10)
     big.write_bytes(b"x" * 2000)
-    assert prof.keep_out_of_git(small, limit=1000) == small and small.exists()
-    moved = prof.keep_out_of_git(big, limit=1000)
+    assert flamegraph.keep_out_of_git(small, limit=1000) == small and small.exists()
+    moved = flamegraph.keep_out_of_git(big, limit=1000)
     assert moved == tmp_path / ".cache" / "profiles" / run.name / "b.collapsed.gz"
     assert moved.exists() and not big.exists()

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Docker plumbing for the benchmark runner's `--target docker` and for wrk/docker-ci.sh.
 
-    python3 wrk/docker.py standins            # stand in debian:bookworm-slim, eclipse-temurin:25-jre, postgres:15-bookworm if absent
-    python3 wrk/docker.py build STACK...      # the runtime-prebuilt image of host-built artifacts (BuildKit)
-    python3 wrk/docker.py build --full STACK  # the default target: the whole build inside Docker
-    python3 wrk/docker.py up [STACK...]       # build images from host-built artifacts, compose up, wait until healthy
-    python3 wrk/docker.py down                # compose down -v (containers, network, database volume)
-    python3 wrk/docker.py ports               # NAME=URL of every stack in the compose file
-    python3 wrk/docker.py startup STACK...    # start-up: local, the image on the host network, compose (compose must be up)
-    python3 wrk/docker.py crypto STACK...     # the running containers sign with the native provider (no fallback)
-    python3 wrk/docker.py restart STACK...    # SIGKILL the stack's process from the host: the engine restarts it
+    python3 wrk/containers.py standins            # stand in debian:bookworm-slim, eclipse-temurin:25-jre, postgres:15-bookworm if absent
+    python3 wrk/containers.py build STACK...      # the runtime-prebuilt image of host-built artifacts (BuildKit)
+    python3 wrk/containers.py build --full STACK  # the default target: the whole build inside Docker
+    python3 wrk/containers.py up [STACK...]       # build images from host-built artifacts, compose up, wait until healthy
+    python3 wrk/containers.py down                # compose down -v (containers, network, database volume)
+    python3 wrk/containers.py ports               # NAME=URL of every stack in the compose file
+    python3 wrk/containers.py conformance-env     # `export` lines: the conformance suite's issuer, audience, TTL
+    python3 wrk/containers.py wait-up STACK...    # /health 200 (up to 180 s), then a few logins (the JVMs warm up)
+    python3 wrk/containers.py startup STACK...    # start-up: local, the image on the host network, compose (compose must be up)
+    python3 wrk/containers.py crypto STACK...     # the running containers sign with the native provider (no fallback)
+    python3 wrk/containers.py restart STACK...    # SIGKILL the stack's process from the host: the engine restarts it
 
 The compose project is docker-compose.yml at the root; images are built with
 each stack's Dockerfile at `--target runtime-prebuilt` (the host-built artifact
@@ -25,8 +27,6 @@ SIMPLE_AUTH_STANDINS=0 the pinned images are pulled as users get them.
 from __future__ import annotations
 
 import calendar
-import http.client
-import json
 import os
 import re
 import shutil
@@ -35,8 +35,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+import yaml
 
 import stackctl
 from stackctl import ROOT, ToolError
@@ -45,11 +46,23 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 LIMITS_FILE = ROOT / "docker-compose.fly.yml"
 STANDINS = ROOT / "docker" / "standins"
 PROJECT = os.environ.get("COMPOSE_PROJECT_NAME", "simple-auth")
-# The stacks' published ports (docker-compose.yml).
-PORTS = {"actix": 8081, "spring": 8082, "akka": 8083, "zio": 8084}
-# What the conformance suite expects (spec/conformance/service.py).
-CONFORMANCE_ENV = {"JWT_ISSUER": "https://issuer.conformance.test", "JWT_AUDIENCE": "conformance-api",
-                   "TOKEN_TTL_SECONDS": "900"}
+CONFORMANCE_ENV = stackctl.CONFORMANCE_ENV
+
+
+def published_ports(compose_file: Path = COMPOSE_FILE) -> dict[str, int]:
+    """Each stack service's host port, from docker-compose.yml itself (`"${BIND_ADDR:-127.0.0.1}:8081:8080"`)."""
+    services = yaml.safe_load(compose_file.read_text()).get("services") or {}
+    out = {}
+    for name, svc in services.items():
+        for spec in svc.get("ports") or []:
+            host, _, container = str(spec).rpartition(":")
+            if container == "8080":
+                out[name] = int(host.rpartition(":")[2])
+    return out
+
+
+# The stacks' published ports.
+PORTS = published_ports()
 STATE = Path(os.environ.get("SIMPLE_AUTH_DOCKER_STATE", "/var/tmp/simple-auth-docker"))
 
 
@@ -285,19 +298,6 @@ def container_pid(cid: str) -> int:
     return int(run(["docker", "inspect", "-f", "{{.State.Pid}}", cid], quiet=True).stdout.strip())
 
 
-def wait_http(url: str, timeout: float, expect: int = 200) -> float:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == expect:
-                    return time.monotonic() - t0
-        except Exception:  # noqa: BLE001 - not up yet
-            pass
-        time.sleep(0.25)
-    raise ToolError(f"{url} did not answer {expect} within {timeout:.0f} s")
-
-
 class ContainerCgroup:
     """The container's own CPU time and memory, from its cgroup (v1 cgroupfs or systemd, or v2)."""
 
@@ -373,7 +373,7 @@ def image_bytes(name: str) -> int | None:
 def up(stacks: list[str], env: dict, limited: bool = False, timeout: float = 180) -> None:
     compose(["up", "-d", "--no-build", "postgres", *stacks], env, limited=limited)
     for name in stacks:
-        wait_http(f"http://127.0.0.1:{PORTS[name]}/health", timeout)
+        stackctl.wait_http(f"{_url(PORTS[name])}/health", None, timeout)
         log(f"{name} up on http://127.0.0.1:{PORTS[name]}")
 
 
@@ -384,40 +384,12 @@ def down(env: dict | None = None) -> None:
 
 # --------------------------------------------------------------------------- checks against the running compose stack
 
-LOGIN = json.dumps({"username": "john@example.com", "password": "TopSecret0!"}).encode()
 # What a JVM stack logs when ACCP cannot be loaded and it would sign with the JDK's own RSA (akka, zio, Spring).
 CRYPTO_FALLBACK = "native crypto provider unavailable"
 
 
-def _status(port: int, method: str, path: str, body: bytes | None = None) -> int | None:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))} if body else {}
-        conn.request(method, path, body=body, headers=headers)
-        resp = conn.getresponse()
-        resp.read()
-        return resp.status
-    except (OSError, http.client.HTTPException):
-        return None
-    finally:
-        conn.close()
-
-
-def first_live_and_token(port: int, t0: float, alive, timeout: float = 120) -> tuple[float, float]:
-    """Seconds from t0 to the first 200 on /health/live, then to the first token for John (5 ms polls, a new
-    connection each, as bench.py's time_to_first_token)."""
-    live = None
-    while time.monotonic() - t0 < timeout:
-        if not alive():
-            raise ToolError("the process exited during start-up")
-        if live is None:
-            if _status(port, "GET", "/health/live") == 200:
-                live = time.monotonic() - t0
-                continue
-        elif _status(port, "POST", "/token", LOGIN) == 200:
-            return live, time.monotonic() - t0
-        time.sleep(0.005)
-    raise ToolError(f"no {'token' if live else '200 on /health/live'} within {timeout:.0f} s")
+def _url(port: int) -> str:
+    return f"http://127.0.0.1:{port}"
 
 
 def _parse_started_at(iso: str) -> float:
@@ -464,7 +436,7 @@ def _timed_from_exec(cid: str, port: int, wall0: float, mono0: float) -> tuple[f
     pid = int(pid_s)
     if pid <= 0:
         raise ToolError(f"container {cid[:12]} is not running")
-    live, token = first_live_and_token(port, mono0, lambda: _process_running(pid))
+    live, token = stackctl.first_live_and_token(_url(port), mono0, lambda: _process_running(pid))
     cpu = ContainerCgroup(full_id).cpu_seconds()
     # Shift from "before docker start" to "exec": StartedAt is stamped when the process has started.
     setup = max(0.0, _parse_started_at(started) - wall0)
@@ -514,7 +486,7 @@ def local_start(name: str, database_url: str) -> tuple[float, float, float | Non
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     t0 = time.monotonic()
     try:
-        live, token = first_live_and_token(port, t0, lambda: proc.poll() is None)
+        live, token = stackctl.first_live_and_token(_url(port), t0, proc)
         cpu = _process_cpu_seconds(proc.pid)
         return round(live, 3), round(token, 3), cpu and round(cpu, 2)
     finally:
@@ -561,6 +533,24 @@ def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.2)
     return slow
 
 
+def wait_up(stacks: list[str], timeout: float = 180, warm_logins: int = 5) -> list[str]:
+    """Each running compose stack answers 200 on /health within `timeout`; then a few logins and JWKS reads
+    (the JVMs answer their first requests slowly). Returns the stacks that did not come up."""
+    down = []
+    for name in stacks:
+        url = _url(PORTS[name])
+        try:
+            stackctl.wait_http(url + "/health", None, timeout, interval=1)
+        except ToolError as e:
+            log(f"{name}: {e}")
+            down.append(name)
+            continue
+        for _ in range(warm_logins):
+            stackctl.http_status(url, "GET", "/.well-known/jwks.json", timeout=10)
+            stackctl.http_status(url, "POST", "/token", stackctl.JOHN_LOGIN, timeout=10)
+    return down
+
+
 def startup_checked(stacks: list[str], env: dict, measure=None) -> list[str]:
     """The start-up check as CI runs it: a stack over the tolerance is measured once more (another median of
     three, interleaved again), and fails only when it is over both times. Single starts on a shared 2-core VM vary
@@ -605,7 +595,7 @@ def restart_check(stacks: list[str], env: dict, timeout: float = 120) -> list[st
         t0 = time.monotonic()
         back = False
         while time.monotonic() - t0 < timeout:
-            if count() > before and _status(PORTS[name], "GET", "/health/live") == 200:
+            if count() > before and stackctl.http_status(_url(PORTS[name]), "GET", "/health/live") == 200:
                 back = True
                 break
             time.sleep(0.2)
@@ -654,6 +644,14 @@ def main(argv: list[str]) -> int:
         elif cmd == "ports":
             for s in compose_stacks():
                 print(f"{s}=http://127.0.0.1:{PORTS[s]}")
+        elif cmd == "wait-up":
+            bad = wait_up(argv[1:] or compose_stacks())
+            if bad:
+                print(f"docker: not up: {' '.join(bad)}", file=sys.stderr)
+                return 1
+        elif cmd == "conformance-env":
+            for k, v in CONFORMANCE_ENV.items():
+                print(f"export {k}={v}")
         else:
             print(__doc__)
             return 0 if cmd == "help" else 2

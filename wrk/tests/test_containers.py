@@ -14,7 +14,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench  # noqa: E402
-import docker  # noqa: E402  (wrk/docker.py, not the Docker SDK)
+import containers  # noqa: E402
 import stackctl  # noqa: E402
 
 ROOT = stackctl.ROOT
@@ -22,14 +22,10 @@ COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 LIMITS = yaml.safe_load((ROOT / "docker-compose.fly.yml").read_text())
 
 
-def test_the_plumbing_module_is_ours():
-    assert Path(docker.__file__).resolve() == ROOT / "wrk" / "docker.py"
-
-
 def test_every_stack_has_a_service_on_its_port():
     for name in stackctl.list_stacks():
         svc = COMPOSE["services"][name]
-        assert svc["ports"] == [f"${{BIND_ADDR:-127.0.0.1}}:{docker.PORTS[name]}:8080"]
+        assert svc["ports"] == [f"${{BIND_ADDR:-127.0.0.1}}:{containers.PORTS[name]}:8080"]
         assert svc["build"]["context"] == f"./{name}"
         assert (ROOT / name / "Dockerfile").is_file()
         assert svc["depends_on"]["postgres"]["condition"] == "service_healthy"
@@ -55,13 +51,13 @@ def test_stack_healthcheck_is_http_liveness():
 def test_base_images_are_pinned_by_digest_with_standin_overrides():
     for name in stackctl.list_stacks():
         dockerfile = ROOT / name / "Dockerfile"
-        pins = docker.pinned_base_images(dockerfile)
+        pins = containers.pinned_base_images(dockerfile)
         assert set(pins) == {"BUILD_IMAGE", "RUNTIME_IMAGE"}, name
         froms = re.findall(r"^FROM\s+(\S+)", dockerfile.read_text(), re.M)
         # Every external FROM goes through one of the pinned ARGs; the rest are the file's own stages.
         stages = set(re.findall(r"^FROM\s+\S+\s+AS\s+(\S+)", dockerfile.read_text(), re.M))
         assert all(f in ("${BUILD_IMAGE}", "${RUNTIME_IMAGE}") or f in stages for f in froms), (name, froms)
-        args = docker.standin_build_args(dockerfile)
+        args = containers.standin_build_args(dockerfile)
         runtime_tag = pins["RUNTIME_IMAGE"].split("@")[0]
         assert f"RUNTIME_IMAGE={runtime_tag}" in args and args[args.index(f"RUNTIME_IMAGE={runtime_tag}") - 1] == "--build-arg"
     image = COMPOSE["services"]["postgres"]["image"]
@@ -112,7 +108,7 @@ def test_aot_training_database_is_the_projects_users_table_and_seed_users():
 
 
 def test_no_limits_by_default_and_fly_sized_in_the_override():
-    for name in docker.PORTS:
+    for name in containers.PORTS:
         assert "cpus" not in COMPOSE["services"][name] and "mem_limit" not in COMPOSE["services"][name]
         assert LIMITS["services"][name]["cpus"] == "${STACK_CPUS:-1}"
         assert LIMITS["services"][name]["mem_limit"] == "${STACK_MEMORY:-256m}"
@@ -136,26 +132,26 @@ def test_bench_target_flag():
 def test_compose_env_limits(tmp_path, monkeypatch):
     monkeypatch.delenv("POSTGRES_IMAGE", raising=False)
     monkeypatch.setenv("SIMPLE_AUTH_STANDINS", "1")
-    env = docker.compose_env(tmp_path / "k.pem", (1.0, 256))
+    env = containers.compose_env(tmp_path / "k.pem", (1.0, 256))
     assert env["POSTGRES_IMAGE"] == "postgres:15-bookworm"
     monkeypatch.setenv("SIMPLE_AUTH_STANDINS", "0")
-    assert "POSTGRES_IMAGE" not in docker.compose_env(tmp_path / "k.pem")
+    assert "POSTGRES_IMAGE" not in containers.compose_env(tmp_path / "k.pem")
     monkeypatch.setenv("SIMPLE_AUTH_STANDINS", "1")
-    env = docker.compose_env(tmp_path / "k.pem", (1.0, 256))
+    env = containers.compose_env(tmp_path / "k.pem", (1.0, 256))
     assert env["STACK_CPUS"] == "1.0" and env["STACK_MEMORY"] == "256m"
     assert env["DOCKER_TARGET"] == "runtime-prebuilt" and env["BIND_ADDR"] == "127.0.0.1"
 
 
 def test_cgroup_reader_without_a_container():
-    cg = docker.ContainerCgroup("0" * 64)
+    cg = containers.ContainerCgroup("0" * 64)
     assert cg.cpu_seconds() is None and cg.memory() == {}
 
 
 def test_started_at_is_the_engines_utc_timestamp(monkeypatch):
     class Res:
         stdout = "2026-11-23T15:46:19.250000000Z\n"
-    monkeypatch.setattr(docker, "run", lambda *a, **k: Res())
-    assert docker._started_at("cid") == 1795448779.25
+    monkeypatch.setattr(containers, "run", lambda *a, **k: Res())
+    assert containers._started_at("cid") == 1795448779.25
 
 
 def test_start_timing_asks_the_engine_once_not_per_poll(monkeypatch):
@@ -165,15 +161,15 @@ def test_start_timing_asks_the_engine_once_not_per_poll(monkeypatch):
 
     class Res:
         stdout = f"{os.getpid()} {'f' * 64} 2026-11-23T15:46:19.250000000Z\n"
-    monkeypatch.setattr(docker, "run", lambda cmd, **k: calls.append(cmd) or Res())
+    monkeypatch.setattr(containers, "run", lambda cmd, **k: calls.append(cmd) or Res())
     polls = []
 
     def fake_first(port, t0, alive, timeout=120):
         for _ in range(200):
             polls.append(alive())
         return 1.5, 2.0
-    monkeypatch.setattr(docker, "first_live_and_token", fake_first)
-    live, token, cpu = docker._timed_from_exec("cid", 8080, wall0=1795448779.0, mono0=0.0)
+    monkeypatch.setattr(containers.stackctl, "first_live_and_token", fake_first)
+    live, token, cpu = containers._timed_from_exec("cid", 8080, wall0=1795448779.0, mono0=0.0)
     assert len(calls) == 1 and calls[0][:2] == ["docker", "inspect"]
     assert all(polls) and len(polls) == 200
     assert (live, token) == (1.25, 1.75)   # from exec: StartedAt was 0.25 s after the wall clock's start
@@ -185,24 +181,24 @@ def test_startup_check_fails_only_when_over_twice():
     def measure(results):
         it = iter(results)
         return lambda stacks, env: seen.append(list(stacks)) or next(it)
-    assert docker.startup_checked(["akka", "zio"], {}, measure([[]])) == [] and seen == [["akka", "zio"]]
+    assert containers.startup_checked(["akka", "zio"], {}, measure([[]])) == [] and seen == [["akka", "zio"]]
     seen.clear()   # over once (zio), fine the second time: passes; only zio is measured again
-    assert docker.startup_checked(["akka", "zio"], {}, measure([["zio"], []])) == []
+    assert containers.startup_checked(["akka", "zio"], {}, measure([["zio"], []])) == []
     assert seen == [["akka", "zio"], ["zio"]]
     seen.clear()   # over both times: fails
-    assert docker.startup_checked(["akka", "zio"], {}, measure([["zio"], ["zio"]])) == ["zio"]
+    assert containers.startup_checked(["akka", "zio"], {}, measure([["zio"], ["zio"]])) == ["zio"]
 
 
 def test_process_running_sees_exit_and_zombies():
-    assert docker._process_running(os.getpid())
+    assert containers._process_running(os.getpid())
     child = subprocess.Popen(["true"])
     deadline = time.monotonic() + 10
     while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    assert not docker._process_running(child.pid)   # exited, not yet reaped: a zombie is not running
+    assert not containers._process_running(child.pid)   # exited, not yet reaped: a zombie is not running
     child.wait()
-    assert not docker._process_running(child.pid)
+    assert not containers._process_running(child.pid)
 
 
 def test_crypto_check_fails_on_the_fallback_warning(monkeypatch, capsys):
@@ -212,8 +208,8 @@ def test_crypto_check_fails_on_the_fallback_warning(monkeypatch, capsys):
     class Res:
         def __init__(self, text):
             self.stdout = text
-    monkeypatch.setattr(docker, "compose", lambda args, env, **k: Res(logs[args[-1]]))
-    assert docker.crypto_check(["akka", "zio", "actix"], {}) == ["zio"]
+    monkeypatch.setattr(containers, "compose", lambda args, env, **k: Res(logs[args[-1]]))
+    assert containers.crypto_check(["akka", "zio", "actix"], {}) == ["zio"]
     out = capsys.readouterr().out
     assert "akka: no fallback warning; signing provider AmazonCorrettoCryptoProvider" in out
     assert "zio: FALLS BACK" in out and "actix" not in out
@@ -230,3 +226,11 @@ def test_aot_trainer_stage_is_the_same_in_every_jvm_image():
             end = text.index(" && chmod 0755 /usr/local/bin/aot-train\n", start)
             stages[name] = text[start:end]
     assert len(stages) >= 2 and len(set(stages.values())) == 1, sorted(stages)
+
+
+def test_published_ports_come_from_the_compose_file(tmp_path):
+    assert containers.PORTS == {"actix": 8081, "spring": 8082, "akka": 8083, "zio": 8084}
+    f = tmp_path / "c.yml"
+    f.write_text('services:\n  axum:\n    ports: ["${BIND_ADDR:-127.0.0.1}:8085:8080"]\n'
+                 '  postgres:\n    ports: ["${BIND_ADDR:-127.0.0.1}:${POSTGRES_PORT:-5433}:5432"]\n')
+    assert containers.published_ports(f) == {"axum": 8085}

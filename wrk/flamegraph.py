@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """CPU profiles of the stacks under the benchmark's load: where a request's time goes.
 
-    python3 wrk/profile.py                              # every stack, into results/<UTC time>-profile/
-    python3 wrk/profile.py --stacks akka,zio --seconds 30 --connections 64
+    python3 wrk/flamegraph.py                              # every stack, into results/<UTC time>-profile/
+    python3 wrk/flamegraph.py --stacks akka,zio --seconds 30 --connections 64
 
 Per stack: build if needed, start it as the benchmark does (same environment,
 throw-away PostgreSQL unless DATABASE_URL is set), a warm-up, then a profile
