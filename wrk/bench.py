@@ -1365,6 +1365,16 @@ def open_run(live: Live, spec: dict, settings: Settings, progress: Progress, bod
     clock (for the GC log). None, and the stack marked failed, when it does not hold."""
     if live.governor:
         live.governor.set_balance(0.0)
+    if settings.rewarm and not settings.smoke:
+        # Unmeasured, at the same rate: a change of load (another rate, or the closed loop before) makes the JITs
+        # deoptimize and recompile (akka: 144 deoptimizations and 1.3 s of C2 compilation in the first 15 s of a
+        # constant rate after wrk), which is the change's cost, not the steady state's tail.
+        progress.say(live.name, f"open-loop re-warm {spec['target_rps']:.0f}/s", settings.rewarm)
+        with contextlib.suppress(ToolError, subprocess.TimeoutExpired):
+            run_oha(live.url, spec["target_rps"], settings.rewarm, open_loop_connections(spec["target_rps"], settings),
+                    bodies, settings.wrong_share, oha)
+        if live.governor:
+            live.governor.set_balance(0.0)
     progress.say(live.name, f"open loop {spec['target_rps']:.0f}/s ({spec['kind']} {spec['fraction']:.0%})", seconds)
     live.mark(f"open {spec['target_rps']:.0f}/s")
     before = live.snapshot()
@@ -2123,7 +2133,7 @@ def estimated_seconds(settings: Settings, n: int) -> float:
     if settings.open_loop:
         per += ((len(settings.shared_fractions) + len(settings.own_fractions) * settings.open_loop_repeats
                  + settings.capacity_steps)
-                * (settings.open_loop_s + 1))
+                * (settings.open_loop_s + 1 + (0 if settings.smoke else settings.rewarm + 1)))
     ceilings = settings.signbench_runs * (2 * settings.signbench_s + 3)
     return n * (per + (90 if settings.conformance else 0) + 30 + ceilings + 5 + 3 * settings.startup_probes)
 

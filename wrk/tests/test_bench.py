@@ -622,6 +622,44 @@ def test_oha_open_loop_against_the_fake(fake, tmp_path):
     assert len(sent) > 1 and all(u.startswith("legacy") for u in sent), "a spread of users, as wrk sends"
 
 
+def test_each_open_loop_run_follows_an_unmeasured_run_at_its_rate(monkeypatch, tmp_path):
+    calls = []
+
+    def fake_oha(url, rate, seconds, connections, bodies, wrong, oha):
+        calls.append((rate, seconds))
+        return {"status": {"200": int(rate * seconds)}, "errors": 0, "achieved_rps": rate, "target_rps": rate,
+                "latency_ms": {"p50": 1, "p99": 2}, "loadgen_cpu_s": 0.1, "requests": int(rate * seconds)}
+    monkeypatch.setattr(bench, "run_oha", fake_oha)
+
+    class FakeLive:
+        name, url, governor, failed = "a", "http://127.0.0.1:9", None, False
+        result: dict = {}
+
+        def mark(self, phase):
+            pass
+
+        def snapshot(self):
+            return {}
+
+        def fail(self, reason):
+            self.failed = reason
+    monkeypatch.setattr(bench, "account", lambda before, after, n, cpu: {})
+    settings = bench.parse_args(["--stacks", bench.stackctl.list_stacks()[0], "--rewarm", "4"])
+
+    class Quiet:
+        def say(self, *a):
+            pass
+    run = bench.open_run(FakeLive(), {"kind": "own", "fraction": 0.75, "of": "own", "target_rps": 100.0, "repeat": 2},
+                         settings, Quiet(), tmp_path / "b.txt", "oha", 15)
+    assert calls == [(100.0, 4), (100.0, 15)]   # the re-warm at the same rate, then the measured run
+    assert run["repeat"] == 2 and run["kind"] == "own" and len(run["wall"]) == 2
+    calls.clear()
+    smoke = bench.parse_args(["--stacks", bench.stackctl.list_stacks()[0], "--smoke"])
+    bench.open_run(FakeLive(), {"kind": "own", "fraction": 0.9, "of": "own", "target_rps": 50.0}, smoke, Quiet(),
+                   tmp_path / "b.txt", "oha", 2)
+    assert calls == [(50.0, 2)]   # the smoke run keeps its phases short
+
+
 def test_round_robin_order():
     assert bench.rotated(["a", "b", "c"], 0) == ["a", "b", "c"]
     assert bench.rotated(["a", "b", "c"], 1) == ["b", "c", "a"]
