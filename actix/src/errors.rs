@@ -27,7 +27,7 @@ pub enum ApiError {
     #[error("not found")]
     NotFound,
     #[error("the database is unavailable, try again")]
-    Unavailable,
+    DatabaseUnavailable,
     #[error("internal error")]
     Internal,
 }
@@ -49,7 +49,7 @@ impl ApiError {
             ApiError::UnsupportedGrantType => "unsupported_grant_type",
             ApiError::InvalidGrant => "invalid_grant",
             ApiError::NotFound => "not_found",
-            ApiError::Unavailable => "temporarily_unavailable",
+            ApiError::DatabaseUnavailable => "temporarily_unavailable",
             ApiError::Internal => "server_error",
         }
     }
@@ -75,7 +75,7 @@ impl ResponseError for ApiError {
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotFound => StatusCode::NOT_FOUND,
-            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -90,7 +90,7 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed { allow } => {
                 response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));
             }
-            ApiError::Unavailable => {
+            ApiError::DatabaseUnavailable => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
             }
             _ => {}
@@ -144,11 +144,11 @@ mod tests {
             (ApiError::PayloadTooLarge, 413, "invalid_request"),
             (ApiError::UnsupportedMediaType, 415, "invalid_request"),
             (ApiError::MethodNotAllowed { allow: "POST" }, 405, "invalid_request"),
-            (ApiError::Unavailable, 503, "temporarily_unavailable"),
+            (ApiError::DatabaseUnavailable, 503, "temporarily_unavailable"),
             (ApiError::Internal, 500, "server_error"),
         ];
         for (err, status, code) in cases {
-            let is_503 = matches!(err, ApiError::Unavailable);
+            let is_503 = matches!(err, ApiError::DatabaseUnavailable);
             let is_405 = matches!(err, ApiError::MethodNotAllowed { .. });
             let (s, headers, body) = parts(err);
             assert_eq!(s, status);

@@ -1,94 +1,71 @@
-//! simple-auth on actix-web 4: issues RS256 ID and access tokens after
-//! checking a password against the channel API's `users` table.
-
-mod config;
-mod db;
-mod errors;
-mod handlers;
-mod metrics;
-mod passwords;
-mod signbench;
-#[cfg(test)]
-mod test_vectors;
-#[cfg(test)]
-mod tests;
-mod tls;
-mod tokens;
+//! The service: settings, logging, the server, signals, exit codes.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::thread::available_parallelism;
 
 use actix_web::{App, HttpServer, web};
+use deadpool_postgres::Pool;
+use simple_auth_actix::app_state::AppState;
+use simple_auth_actix::metrics::Metrics;
+use simple_auth_actix::pool::create_pool;
+use simple_auth_actix::settings::Settings;
+use simple_auth_actix::token_signer::TokenSigner;
+use simple_auth_actix::{EXIT_REFUSED, STACK, VERSION, handlers, parsed_key_provider};
 use tracing::Level;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-use crate::config::{Config, KeySource};
-use crate::db::UserRepository;
-use crate::handlers::AppState;
-use crate::passwords::PasswordVerifier;
-use crate::tokens::TokenSigner;
-
-const STACK: &str = "simple-auth-actix";
-const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Workers get this long to finish in-flight requests after SIGTERM/SIGINT.
 const SHUTDOWN_TIMEOUT_SECS: u64 = 10;
 
-/// No arguments: serve. `signbench SECONDS`: measure this stack's own signing
-/// speed instead (see `signbench.rs`).
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.split_first() {
-        None => actix_web::rt::System::new().block_on(serve()),
-        Some((command, rest)) if command == "signbench" => signbench::main(rest),
-        Some((other, _)) => {
-            eprintln!("{STACK}: unknown argument '{other}'; run without arguments to serve\n{}", signbench::USAGE);
-            ExitCode::from(2)
-        }
+    if let Some(other) = std::env::args().nth(1) {
+        eprintln!("{STACK}: unknown argument '{other}'; run without arguments to serve");
+        return ExitCode::from(EXIT_REFUSED);
     }
+    actix_web::rt::System::new().block_on(serve())
 }
 
+/// A refused start is one line on stderr (no backtrace) and exit code 2; a
+/// server that fails after it started exits 1.
 async fn serve() -> ExitCode {
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
+    let (server, pool) = match start() {
+        Ok(started) => started,
         Err(message) => {
-            // One clear line, no backtrace.
             eprintln!("{STACK}: {message}");
+            return ExitCode::from(EXIT_REFUSED);
+        }
+    };
+    let result = server.await;
+    pool.close();
+    match result {
+        Ok(()) => {
+            tracing::info!("{STACK} stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{STACK}: server error: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-/// The signing key from JWT_PRIVATE_KEY_FILE or JWT_PRIVATE_KEY, checked and
-/// parsed once.
-fn load_signer(config: &Config) -> Result<TokenSigner, String> {
-    let pem = match &config.key {
-        KeySource::File(path) => std::fs::read_to_string(path).map_err(|e| {
-            tokens::KeyError::Unreadable { path: format!("JWT_PRIVATE_KEY_FILE={path}"), reason: e.to_string() }
-                .to_string()
-        })?,
-        KeySource::Inline(pem) => pem.clone(),
-    };
-    TokenSigner::from_pem(&pem, config.issuer.clone(), config.audience.clone(), config.token_ttl_seconds)
-        .map_err(|e| e.to_string())
-}
+/// Everything that may refuse the start: settings, key, TLS files, the port.
+fn start() -> Result<(actix_web::dev::Server, Pool), String> {
+    let settings = Settings::from_env().map_err(|e| e.to_string())?;
+    init_logging(settings.log_level);
+    parsed_key_provider::seed_random_in_background();
 
-async fn run() -> Result<(), String> {
-    let config = Config::from_env().map_err(|e| e.to_string())?;
-    init_logging(config.log_level);
-    tokens::seed_random_in_background();
-
-    let signer = load_signer(&config)?;
+    let signer = TokenSigner::from_settings(&settings).map_err(|e| e.to_string())?;
     let kid = signer.kid().to_owned();
     let key_bits = signer.bits();
 
-    let pool = db::create_pool(&config).map_err(|e| e.to_string())?;
+    let pool = create_pool(&settings).map_err(|e| e.to_string())?;
     let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let metrics = metrics::Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
-    let passwords = PasswordVerifier::new(cores, metrics.password_checks());
-    let state = web::Data::new(AppState::new(UserRepository::new(pool.clone()), passwords, signer, metrics));
+    let metrics = Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
+    let state = web::Data::new(AppState::new(pool.clone(), signer, metrics, cores));
 
     let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
         // Blocking threads run argon2id (bounded by PasswordVerifier to
@@ -96,23 +73,18 @@ async fn run() -> Result<(), String> {
         .worker_max_blocking_threads(cores)
         .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
         .shutdown_signal(shutdown_signal())
-        .bind((config.host.as_str(), config.port))
-        .map_err(|e| format!("cannot listen on {}:{}: {e}", config.host, config.port))?;
+        .bind((settings.host.as_str(), settings.port))
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", settings.host, settings.port))?;
 
     tracing::info!(
         "{STACK} {VERSION} listening on {}:{} workers={cores} db_pool_size={} kid={kid} issuer={} audience={} key_bits={key_bits}",
-        config.host,
-        config.port,
-        config.pool_size,
-        config.issuer,
-        config.audience,
+        settings.host,
+        settings.port,
+        settings.pool_size,
+        settings.issuer,
+        settings.audience,
     );
-
-    let result = server.run().await;
-    pool.close();
-    result.map_err(|e| format!("server error: {e}"))?;
-    tracing::info!("{STACK} stopped");
-    Ok(())
+    Ok((server.run(), pool))
 }
 
 /// SIGTERM and SIGINT both stop gracefully: stop accepting, let in-flight

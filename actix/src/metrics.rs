@@ -16,7 +16,7 @@ use prometheus::{
 };
 
 use crate::errors::ApiError;
-use crate::passwords::{Outcome, Scheme};
+use crate::password_hashes::{Scheme, Verification};
 
 pub const TOKEN_REQUESTS: &str = "simpleauth_token_requests_total";
 pub const TOKEN_REQUEST_DURATION: &str = "simpleauth_token_request_duration_seconds";
@@ -63,7 +63,7 @@ pub struct Metrics {
     token_requests: [IntCounter; TOKEN_OUTCOMES.len()],
     token_request_duration: Histogram,
     password_checks: PasswordChecks,
-    token_signing_duration: Histogram,
+    token_signing_duration: SigningDuration,
     pool_active: IntGauge,
     pool_idle: IntGauge,
     pool_pending: IntGauge,
@@ -74,6 +74,17 @@ pub struct Metrics {
 #[derive(Clone)]
 pub struct PasswordChecks {
     counters: [IntCounter; PASSWORD_OUTCOMES.len()],
+}
+
+/// The signing histogram, handed to the `TokenService`.
+#[derive(Clone)]
+pub struct SigningDuration(Histogram);
+
+impl SigningDuration {
+    /// One token pair signed in `elapsed`.
+    pub fn observe(&self, elapsed: Duration) {
+        self.0.observe(elapsed.as_secs_f64());
+    }
 }
 
 impl Metrics {
@@ -120,7 +131,7 @@ impl Metrics {
                 counters: PASSWORD_OUTCOMES
                     .map(|(scheme, result)| password_checks.with_label_values(&[scheme.label(), result])),
             },
-            token_signing_duration,
+            token_signing_duration: SigningDuration(token_signing_duration),
             pool_active: pool_connections.with_label_values(&["active"]),
             pool_idle: pool_connections.with_label_values(&["idle"]),
             pool_pending,
@@ -142,9 +153,8 @@ impl Metrics {
         self.token_request_duration.observe(elapsed.as_secs_f64());
     }
 
-    /// One token pair signed.
-    pub fn token_signed(&self, elapsed: Duration) {
-        self.token_signing_duration.observe(elapsed.as_secs_f64());
+    pub fn signing_duration(&self) -> SigningDuration {
+        self.token_signing_duration.clone()
     }
 
     pub fn password_checks(&self) -> PasswordChecks {
@@ -167,11 +177,11 @@ impl Metrics {
 }
 
 impl PasswordChecks {
-    pub fn record(&self, scheme: Scheme, outcome: Outcome) {
-        let result = match outcome {
-            Outcome::Match => "match",
-            Outcome::Mismatch => "mismatch",
-            Outcome::Unusable(_) => "unusable",
+    pub fn record(&self, scheme: Scheme, verification: Verification) {
+        let result = match verification {
+            Verification::Match => "match",
+            Verification::Mismatch => "mismatch",
+            Verification::Unusable(_) => "unusable",
         };
         if let Some(i) = PASSWORD_OUTCOMES.iter().position(|(s, r)| *s == scheme && *r == result) {
             self.counters[i].inc();
@@ -227,9 +237,9 @@ mod tests {
         metrics.token_request(Ok(()), Duration::from_millis(3));
         metrics.token_request(Err(&ApiError::PayloadTooLarge), Duration::from_micros(50));
         metrics.token_request(Err(&ApiError::InvalidGrant), Duration::from_millis(30));
-        metrics.token_signed(Duration::from_micros(600));
-        metrics.password_checks().record(Scheme::Dummy, Outcome::Mismatch);
-        metrics.password_checks().record(Scheme::Unknown, Outcome::Unusable("x"));
+        metrics.signing_duration().observe(Duration::from_micros(600));
+        metrics.password_checks().record(Scheme::Dummy, Verification::Mismatch);
+        metrics.password_checks().record(Scheme::Unknown, Verification::Unusable("x"));
         let text = text(&metrics);
         for line in [
             r#"simpleauth_token_requests_total{error="none",status="200"} 1"#,
@@ -258,7 +268,7 @@ mod tests {
             ApiError::InvalidGrant,
             ApiError::PayloadTooLarge,
             ApiError::UnsupportedMediaType,
-            ApiError::Unavailable,
+            ApiError::DatabaseUnavailable,
             ApiError::Internal,
         ];
         for err in errors {

@@ -1,7 +1,12 @@
-//! Configuration from the environment, with the contract's names and defaults.
+//! `Settings`: the environment, with the contract's names and defaults.
 //!
 //! Everything is read and checked once at start-up; a bad value stops the
-//! process with one line that names the variable (see `main`).
+//! process with one line that names the variable and exit code 2 (see `main`).
+//!
+//! Read by hand rather than through `envy`/`config`: most of this file is the
+//! contract's rules (empty means unset, minimums, which key source wins, the
+//! libpq URL, the log level names), which those crates leave to the caller,
+//! and their errors name the lower-cased field, not the variable.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -29,7 +34,7 @@ impl std::fmt::Debug for KeySource {
 }
 
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct Settings {
     pub host: String,
     pub port: u16,
     pub database: tokio_postgres::Config,
@@ -45,7 +50,7 @@ pub struct Config {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub enum SettingsError {
     #[error("{name} is not valid: {reason}")]
     Invalid { name: &'static str, reason: String },
     #[error("DATABASE_URL is malformed: {0} (expected postgres://user:password@host:port/database[?sslmode=disable])")]
@@ -60,14 +65,14 @@ pub enum ConfigError {
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://auth:auth@127.0.0.1:5432/auth";
 
-impl Config {
-    pub fn from_env() -> Result<Self, ConfigError> {
+impl Settings {
+    pub fn from_env() -> Result<Self, SettingsError> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
-    /// Reads the configuration through `lookup`, so tests need not touch the
+    /// Reads the settings through `lookup`, so tests need not touch the
     /// process environment. Empty values count as unset.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, SettingsError> {
         let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
 
         let host = get("HOST").unwrap_or_else(|| "0.0.0.0".to_owned());
@@ -84,10 +89,12 @@ impl Config {
         }
         // The file wins over the inline PEM when both are set: a file is the
         // more deliberate choice, an inherited inline secret the likelier accident.
-        let key = match (lookup("JWT_PRIVATE_KEY_FILE").filter(|v| !v.trim().is_empty()), lookup("JWT_PRIVATE_KEY")) {
-            (Some(path), _) => KeySource::File(path.trim().to_owned()),
-            (None, Some(pem)) if !pem.trim().is_empty() => KeySource::Inline(pem),
-            _ => return Err(ConfigError::MissingKey),
+        // Secret stores often flatten a PEM to one line with literal `\n`
+        // sequences; those are read as newlines (a PEM has no backslash).
+        let key = match (get("JWT_PRIVATE_KEY_FILE"), get("JWT_PRIVATE_KEY")) {
+            (Some(path), _) => KeySource::File(path),
+            (None, Some(pem)) => KeySource::Inline(pem.replace("\\n", "\n")),
+            (None, None) => return Err(SettingsError::MissingKey),
         };
         let issuer = get("JWT_ISSUER").unwrap_or_else(|| "http://localhost:8080".to_owned());
         let audience = get("JWT_AUDIENCE").unwrap_or_else(|| "channel-api".to_owned());
@@ -104,7 +111,7 @@ impl Config {
             Some(other) => return Err(invalid("LOG_LEVEL", format!("{other:?} (use error, warn, info or debug)"))),
         };
 
-        Ok(Config {
+        Ok(Settings {
             host,
             port,
             database,
@@ -120,15 +127,15 @@ impl Config {
     }
 }
 
-fn invalid(name: &'static str, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { name, reason: reason.into() }
+fn invalid(name: &'static str, reason: impl Into<String>) -> SettingsError {
+    SettingsError::Invalid { name, reason: reason.into() }
 }
 
 fn parse_number<T: FromStr>(
     get: &impl Fn(&str) -> Option<String>,
     name: &'static str,
     default: T,
-) -> Result<T, ConfigError> {
+) -> Result<T, SettingsError> {
     match get(name) {
         None => Ok(default),
         Some(raw) => raw.parse::<T>().map_err(|_| invalid(name, format!("{raw:?} is not a valid number"))),
@@ -142,10 +149,10 @@ fn parse_number<T: FromStr>(
 /// (tokio-postgres knows neither `verify-ca`/`verify-full` nor
 /// `sslrootcert`); the rest goes to tokio-postgres.
 /// Error texts never repeat the URL, which carries the password.
-pub fn parse_database_url(url: &str) -> Result<(tokio_postgres::Config, DatabaseTls), ConfigError> {
+pub fn parse_database_url(url: &str) -> Result<(tokio_postgres::Config, DatabaseTls), SettingsError> {
     let lower = url.to_ascii_lowercase();
     if !(lower.starts_with("postgres://") || lower.starts_with("postgresql://")) {
-        return Err(ConfigError::DatabaseUrl("the scheme must be postgres:// or postgresql://".to_owned()));
+        return Err(SettingsError::DatabaseUrl("the scheme must be postgres:// or postgresql://".to_owned()));
     }
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut sslmode = None;
@@ -164,15 +171,16 @@ pub fn parse_database_url(url: &str) -> Result<(tokio_postgres::Config, Database
         };
         let decoded = percent_decode_str(value)
             .decode_utf8()
-            .map_err(|_| ConfigError::DatabaseUrl(format!("{key} is not valid UTF-8 once percent-decoded")))?;
+            .map_err(|_| SettingsError::DatabaseUrl(format!("{key} is not valid UTF-8 once percent-decoded")))?;
         *slot = Some(decoded.into_owned());
     }
-    let tls = DatabaseTls::from_params(sslmode.as_deref(), sslrootcert.as_deref()).map_err(ConfigError::DatabaseTls)?;
+    let tls =
+        DatabaseTls::from_params(sslmode.as_deref(), sslrootcert.as_deref()).map_err(SettingsError::DatabaseTls)?;
     let stripped = if rest.is_empty() { base.to_owned() } else { format!("{base}?{}", rest.join("&")) };
     let mut config =
-        tokio_postgres::Config::from_str(&stripped).map_err(|e| ConfigError::DatabaseUrl(e.to_string()))?;
+        tokio_postgres::Config::from_str(&stripped).map_err(|e| SettingsError::DatabaseUrl(e.to_string()))?;
     if config.get_hosts().is_empty() {
-        return Err(ConfigError::DatabaseUrl("no host".to_owned()));
+        return Err(SettingsError::DatabaseUrl("no host".to_owned()));
     }
     config.ssl_mode(tls.negotiation());
     Ok((config, tls))
@@ -183,14 +191,14 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    fn settings(vars: &[(&str, &str)]) -> Result<Settings, SettingsError> {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Config::from_lookup(move |name| map.get(name).cloned())
+        Settings::from_lookup(move |name| map.get(name).cloned())
     }
 
     #[test]
     fn defaults_follow_the_contract() {
-        let c = config(&[("JWT_PRIVATE_KEY_FILE", "/k.pem")]).expect("valid");
+        let c = settings(&[("JWT_PRIVATE_KEY_FILE", "/k.pem")]).expect("valid");
         assert_eq!((c.host.as_str(), c.port), ("0.0.0.0", 8080));
         assert_eq!(c.pool_size, 10);
         assert_eq!(c.acquire_timeout, Duration::from_millis(1000));
@@ -204,13 +212,27 @@ mod tests {
 
     #[test]
     fn missing_key_is_refused_naming_the_variable() {
-        let err = config(&[]).expect_err("refused");
+        let err = settings(&[]).expect_err("refused");
         assert!(err.to_string().contains("JWT_PRIVATE_KEY"));
     }
 
     #[test]
+    fn inline_key_reads_literal_backslash_n_as_a_newline() {
+        let flattened = "-----BEGIN PRIVATE KEY-----\\nMIIB\\n-----END PRIVATE KEY-----\\n";
+        let real = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n";
+        for value in [flattened, real] {
+            match settings(&[("JWT_PRIVATE_KEY", value)]).expect("valid").key {
+                KeySource::Inline(pem) => assert_eq!(pem.trim(), real.trim()),
+                other => panic!("{other:?}"),
+            }
+        }
+        let both = settings(&[("JWT_PRIVATE_KEY", real), ("JWT_PRIVATE_KEY_FILE", " /k.pem ")]).expect("valid");
+        assert!(matches!(both.key, KeySource::File(ref path) if path == "/k.pem"), "{:?}", both.key);
+    }
+
+    #[test]
     fn fly_io_url_with_query_is_accepted() {
-        let c = config(&[
+        let c = settings(&[
             ("JWT_PRIVATE_KEY", "pem"),
             ("DATABASE_URL", "postgres://u:p%40ss@db.internal:5433/app?sslmode=disable"),
         ])
@@ -231,7 +253,7 @@ mod tests {
             "postgres://auth:secretpw@127.0.0.1:5432/auth?sslmode=verify-full",
             "postgres://auth:secretpw@127.0.0.1:5432/auth?nosuchoption=1",
         ] {
-            let err = config(&[("JWT_PRIVATE_KEY", "pem"), ("DATABASE_URL", url)]).expect_err(url);
+            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("DATABASE_URL", url)]).expect_err(url);
             let text = err.to_string();
             assert!(text.contains("DATABASE_URL"), "{text}");
             assert!(!text.contains("secretpw"), "{text}");
@@ -243,12 +265,12 @@ mod tests {
         for (name, value) in
             [("PORT", "eighty"), ("DB_POOL_SIZE", "0"), ("LOG_LEVEL", "loud"), ("TOKEN_TTL_SECONDS", "-1")]
         {
-            let err = config(&[("JWT_PRIVATE_KEY", "pem"), (name, value)]).expect_err(name);
+            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), (name, value)]).expect_err(name);
             assert!(err.to_string().contains(name), "{err}");
         }
     }
 
-    fn tls(query: &str) -> Result<DatabaseTls, ConfigError> {
+    fn tls(query: &str) -> Result<DatabaseTls, SettingsError> {
         parse_database_url(&format!("postgres://u:secretpw@db.internal:5432/app{query}")).map(|(_, tls)| tls)
     }
 

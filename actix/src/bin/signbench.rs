@@ -1,4 +1,5 @@
-//! `simple-auth-actix signbench SECONDS`: this stack's own signing ceiling.
+//! `signbench SECONDS`: this stack's own signing ceiling, a binary of its
+//! own beside the service (`stack.json`'s "signbench" command).
 //!
 //! The benchmark compares each stack's CPU per request with what the two RSA
 //! signatures of a token pair cost. `openssl speed` gives one reference; this
@@ -10,32 +11,34 @@
 //! `{"token_pairs": N, "seconds": wall, "thread_cpu_seconds": cpu, "provider": "..."}`.
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::config::Config;
-use crate::tokens::{Subject, TokenSigner};
+use simple_auth_actix::settings::Settings;
+use simple_auth_actix::token_signer::TokenSigner;
+use simple_auth_actix::user::User;
+use simple_auth_actix::{EXIT_REFUSED, STACK};
 
 /// Untimed first, so the measured part starts with warm caches.
 const WARM_UP: Duration = Duration::from_secs(2);
 
-pub const USAGE: &str = "usage: simple-auth-actix signbench SECONDS   (timed seconds, a positive number)";
+const USAGE: &str = "usage: signbench SECONDS   (timed seconds, a positive number)";
 
 /// What the signer is built on, as the harness reports it.
-pub const PROVIDER: &str = "aws-lc-rs (jsonwebtoken CryptoProvider, key parsed once)";
+const PROVIDER: &str = "aws-lc-rs (jsonwebtoken CryptoProvider, key parsed once)";
 
 #[derive(Debug, Serialize)]
-pub struct Measurement {
-    pub token_pairs: u64,
-    pub seconds: f64,
-    pub thread_cpu_seconds: f64,
-    pub provider: &'static str,
+struct Measurement {
+    token_pairs: u64,
+    seconds: f64,
+    thread_cpu_seconds: f64,
+    provider: &'static str,
 }
 
 /// The timed duration from the command's arguments (exactly one, positive, finite).
-pub fn parse_seconds(args: &[String]) -> Result<Duration, String> {
+fn parse_seconds(args: &[String]) -> Result<Duration, String> {
     let [arg] = args else {
         return Err(USAGE.to_owned());
     };
@@ -47,17 +50,17 @@ pub fn parse_seconds(args: &[String]) -> Result<Duration, String> {
 
 /// Issues token pairs for a fixed sample user on the calling thread: `warm_up`
 /// untimed, then `timed`. Every token is kept "used" (its length summed).
-pub fn measure(signer: &TokenSigner, warm_up: Duration, timed: Duration) -> Result<Measurement, String> {
-    let subject = Subject {
+fn measure(signer: &TokenSigner, warm_up: Duration, timed: Duration) -> Result<Measurement, String> {
+    let user = User {
         id: Uuid::from_u128(0x6f1c_55a2_0e7d_4b8e_9a3c_1d2e_3f4a_5b6c),
-        username: "signbench",
-        name: "Sign Bench",
-        email: "signbench@example.com",
+        username: "signbench".into(),
+        name: "Sign Bench".into(),
+        email: "signbench@example.com".into(),
+        password_hash: String::new(),
     };
     let mut bytes = 0usize;
     let mut issue = || -> Result<(), String> {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-        let pair = signer.issue(&subject, now).map_err(|e| format!("signing failed: {e}"))?;
+        let pair = signer.issue(&user).map_err(|e| format!("signing failed: {e}"))?;
         bytes += pair.access_token.len() + pair.id_token.len();
         Ok(())
     };
@@ -90,21 +93,25 @@ fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// The `signbench` command: settings and key exactly as the service loads
-/// them, then one measurement. Exit 2 on bad arguments or settings.
-pub fn main(args: &[String]) -> ExitCode {
-    let timed = match parse_seconds(args) {
+/// Settings and key exactly as the service loads them, then one
+/// measurement. Exit 2 on bad arguments or settings.
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let timed = match parse_seconds(&args) {
         Ok(timed) => timed,
         Err(message) => {
             eprintln!("{message}");
-            return ExitCode::from(2);
+            return ExitCode::from(EXIT_REFUSED);
         }
     };
-    let signer = match Config::from_env().map_err(|e| e.to_string()).and_then(|config| crate::load_signer(&config)) {
+    let signer = match Settings::from_env()
+        .map_err(|e| e.to_string())
+        .and_then(|settings| TokenSigner::from_settings(&settings).map_err(|e| e.to_string()))
+    {
         Ok(signer) => signer,
         Err(message) => {
-            eprintln!("{}: {message}", crate::STACK);
-            return ExitCode::from(2);
+            eprintln!("{STACK} signbench: {message}");
+            return ExitCode::from(EXIT_REFUSED);
         }
     };
     match measure(&signer, WARM_UP, timed) {
@@ -113,7 +120,7 @@ pub fn main(args: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(message) => {
-            eprintln!("{}: {message}", crate::STACK);
+            eprintln!("{STACK} signbench: {message}");
             ExitCode::FAILURE
         }
     }
@@ -122,7 +129,13 @@ pub fn main(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_vectors::dev_key_pem;
+
+    /// The 2048-bit dev key of spec/keys (the library's test helpers are not
+    /// visible to a binary's tests).
+    fn dev_key_pem() -> String {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/keys/dev-rsa-2048.pem");
+        std::fs::read_to_string(path).expect("dev key")
+    }
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()
@@ -139,8 +152,8 @@ mod tests {
 
     #[test]
     fn a_short_run_counts_token_pairs_and_its_own_cpu_time() {
-        // `TokenSigner::issue` itself (claims, signatures) is tested in tokens.rs.
-        let signer = TokenSigner::from_pem(&dev_key_pem(2048), "https://issuer.test".into(), "aud-test".into(), 900)
+        // `TokenSigner::issue` itself (claims, signatures) is tested in token_signer.rs.
+        let signer = TokenSigner::from_pem(&dev_key_pem(), "https://issuer.test".into(), "aud-test".into(), 900)
             .expect("dev key");
         let m = measure(&signer, Duration::ZERO, Duration::from_millis(200)).expect("measure");
         assert!(m.token_pairs > 0);

@@ -1,22 +1,22 @@
-//! The signing key, the two RS256 tokens and the JWKS.
-//!
-//! Signing goes through jsonwebtoken's aws-lc-rs backend, with one change:
-//! its stock signer re-parses the DER key on every signature (about half the
-//! throughput), so a `CryptoProvider` is installed whose RS256 signer reuses
-//! the key pair parsed once at start-up. The JOSE header is fixed per key, so
-//! its base64url form is computed once too.
+//! `TokenSigner`: the signing key, the two RS256 tokens of a login and the
+//! JWK set, through jsonwebtoken (`encode`, `Jwk`, `JwkSet`, RFC 7638
+//! thumbprints) on its aws-lc-rs provider, with the key pair parsed once
+//! (`parsed_key_provider`).
 
-use std::sync::{Arc, LazyLock, Once, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{KeyPair, RSA_PKCS1_SHA256, RsaKeyPair, RsaPublicKeyComponents};
+use aws_lc_rs::signature::RsaKeyPair;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::crypto::{CryptoProvider, JwtSigner};
-use jsonwebtoken::{Algorithm, EncodingKey};
+use jsonwebtoken::jwk::{Jwk, JwkSet, PublicKeyUse, ThumbprintHash};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
+
+use crate::parsed_key_provider;
+use crate::settings::{KeySource, Settings};
+use crate::user::User;
 
 pub const MIN_RSA_BITS: usize = 2048;
 
@@ -40,20 +40,11 @@ pub enum KeyError {
     TooSmall(usize),
 }
 
-/// The user fields the ID token carries.
-#[derive(Debug, Clone)]
-pub struct Subject<'a> {
-    pub id: Uuid,
-    pub username: &'a str,
-    pub name: &'a str,
-    pub email: &'a str,
-}
-
-#[derive(Debug, Serialize)]
+/// The two tokens of one login. The web layer turns it into the response body.
+#[derive(Debug)]
 pub struct TokenPair {
     pub access_token: String,
     pub id_token: String,
-    pub token_type: &'static str,
     pub expires_in: u64,
 }
 
@@ -83,35 +74,12 @@ struct IdClaims<'a> {
     at_hash: &'a str,
 }
 
-#[derive(Serialize)]
-struct JoseHeader<'a> {
-    alg: &'static str,
-    typ: &'static str,
-    kid: &'a str,
-}
-
-#[derive(Serialize)]
-struct Jwk<'a> {
-    kty: &'static str,
-    #[serde(rename = "use")]
-    use_: &'static str,
-    alg: &'static str,
-    kid: &'a str,
-    n: &'a str,
-    e: &'a str,
-}
-
-#[derive(Serialize)]
-struct JwkSet<'a> {
-    keys: [Jwk<'a>; 1],
-}
-
 /// Issues the token pair with the one configured key.
 pub struct TokenSigner {
     key: EncodingKey,
+    header: Header,
     kid: String,
     bits: usize,
-    header_b64: String,
     jwks_json: Vec<u8>,
     issuer: String,
     audience: String,
@@ -125,6 +93,19 @@ impl std::fmt::Debug for TokenSigner {
 }
 
 impl TokenSigner {
+    /// The signer of `settings`: the key from JWT_PRIVATE_KEY_FILE or
+    /// JWT_PRIVATE_KEY, checked and parsed once.
+    pub fn from_settings(settings: &Settings) -> Result<Self, KeyError> {
+        let pem = match &settings.key {
+            KeySource::File(path) => std::fs::read_to_string(path).map_err(|e| KeyError::Unreadable {
+                path: format!("JWT_PRIVATE_KEY_FILE={path}"),
+                reason: e.to_string(),
+            })?,
+            KeySource::Inline(pem) => pem.clone(),
+        };
+        Self::from_pem(&pem, settings.issuer.clone(), settings.audience.clone(), settings.token_ttl_seconds)
+    }
+
     /// Loads a PKCS#8 PEM RSA private key of at least 2048 bits.
     pub fn from_pem(pem_text: &str, issuer: String, audience: String, ttl_seconds: u64) -> Result<Self, KeyError> {
         let block = pem::parse(pem_text.trim()).map_err(|e| KeyError::NotPem(e.to_string()))?;
@@ -133,28 +114,24 @@ impl TokenSigner {
             "RSA PRIVATE KEY" => return Err(KeyError::Pkcs1),
             other => return Err(KeyError::WrongPemLabel(other.to_owned())),
         }
-        let pkcs8 = block.contents();
-        let key_pair = RsaKeyPair::from_pkcs8(pkcs8).map_err(|e| KeyError::NotRsa(e.to_string()))?;
+        let key_pair = RsaKeyPair::from_pkcs8(block.contents()).map_err(|e| KeyError::NotRsa(e.to_string()))?;
         let bits = key_pair.public_modulus_len() * 8;
         if bits < MIN_RSA_BITS {
             return Err(KeyError::TooSmall(bits));
         }
-        let components = RsaPublicKeyComponents::<Vec<u8>>::from(key_pair.public_key());
-        let n = URL_SAFE_NO_PAD.encode(strip_leading_zeros(&components.n));
-        let e = URL_SAFE_NO_PAD.encode(strip_leading_zeros(&components.e));
-        let kid = thumbprint(&n, &e);
-
         let key = EncodingKey::from_rsa_pem(pem_text.trim().as_bytes()).map_err(|e| KeyError::NotRsa(e.to_string()))?;
-        install_provider();
-        register_parsed_key(key.as_bytes(), key_pair);
+        // Before the JWK below: it asks jsonwebtoken for its default provider.
+        parsed_key_provider::register(&key, key_pair);
 
-        let header = JoseHeader { alg: "RS256", typ: "JWT", kid: &kid };
-        let header_b64 =
-            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).map_err(|e| KeyError::NotRsa(e.to_string()))?);
-        let jwk = Jwk { kty: "RSA", use_: "sig", alg: "RS256", kid: &kid, n: &n, e: &e };
-        let jwks_json = serde_json::to_vec(&JwkSet { keys: [jwk] }).map_err(|e| KeyError::NotRsa(e.to_string()))?;
+        let not_rsa = |e: jsonwebtoken::errors::Error| KeyError::NotRsa(e.to_string());
+        let mut jwk = Jwk::from_encoding_key(&key, Algorithm::RS256).map_err(not_rsa)?;
+        jwk.common.public_key_use = Some(PublicKeyUse::Signature);
+        let kid = jwk.thumbprint(ThumbprintHash::SHA256).map_err(not_rsa)?;
+        jwk.common.key_id = Some(kid.clone());
+        let jwks_json = serde_json::to_vec(&JwkSet { keys: vec![jwk] }).map_err(|e| KeyError::NotRsa(e.to_string()))?;
+        let header = Header { kid: Some(kid.clone()), ..Header::new(Algorithm::RS256) };
 
-        Ok(TokenSigner { key, kid, bits, header_b64, jwks_json, issuer, audience, ttl_seconds })
+        Ok(TokenSigner { key, header, kid, bits, jwks_json, issuer, audience, ttl_seconds })
     }
 
     pub fn kid(&self) -> &str {
@@ -170,63 +147,41 @@ impl TokenSigner {
         &self.jwks_json
     }
 
-    /// Issues an access token and an ID token sharing one fresh `sid`, each
-    /// with its own `jti`, both issued at `now` (seconds since the epoch).
-    pub fn issue(&self, subject: &Subject<'_>, now: u64) -> Result<TokenPair, jsonwebtoken::errors::Error> {
-        let sub = subject.id.hyphenated().to_string();
+    /// Issues an access token and an ID token for `user`, issued now.
+    pub fn issue(&self, user: &User) -> Result<TokenPair, jsonwebtoken::errors::Error> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        self.issue_at(user, now)
+    }
+
+    /// The two tokens share one fresh `sid`, each has its own `jti`, both are
+    /// issued at `now` (seconds since the epoch).
+    pub fn issue_at(&self, user: &User, now: u64) -> Result<TokenPair, jsonwebtoken::errors::Error> {
+        let sub = user.id.hyphenated().to_string();
         let sid = Uuid::new_v4().hyphenated().to_string();
         let access_jti = Uuid::new_v4().hyphenated().to_string();
         let id_jti = Uuid::new_v4().hyphenated().to_string();
         let exp = now + self.ttl_seconds;
+        let (iss, aud) = (self.issuer.as_str(), self.audience.as_str());
 
-        let access_token = self.sign(&AccessClaims {
-            iss: &self.issuer,
-            aud: &self.audience,
-            sub: &sub,
-            iat: now,
-            exp,
-            sid: &sid,
-            jti: &access_jti,
-        })?;
+        let access_claims = AccessClaims { iss, aud, sub: &sub, iat: now, exp, sid: &sid, jti: &access_jti };
+        let access_token = jsonwebtoken::encode(&self.header, &access_claims, &self.key)?;
         let at_hash = at_hash(&access_token);
-        let id_token = self.sign(&IdClaims {
-            iss: &self.issuer,
-            aud: &self.audience,
+        let id_claims = IdClaims {
+            iss,
+            aud,
             sub: &sub,
             iat: now,
             exp,
             sid: &sid,
             jti: &id_jti,
-            name: subject.name,
-            preferred_username: subject.username,
-            email: subject.email,
+            name: &user.name,
+            preferred_username: &user.username,
+            email: &user.email,
             at_hash: &at_hash,
-        })?;
-        Ok(TokenPair { access_token, id_token, token_type: "Bearer", expires_in: self.ttl_seconds })
+        };
+        let id_token = jsonwebtoken::encode(&self.header, &id_claims, &self.key)?;
+        Ok(TokenPair { access_token, id_token, expires_in: self.ttl_seconds })
     }
-
-    fn sign<T: Serialize>(&self, claims: &T) -> Result<String, jsonwebtoken::errors::Error> {
-        let claims_json = serde_json::to_vec(claims)?;
-        let mut token = String::with_capacity(self.header_b64.len() + claims_json.len() * 4 / 3 + 350);
-        token.push_str(&self.header_b64);
-        token.push('.');
-        URL_SAFE_NO_PAD.encode_string(&claims_json, &mut token);
-        let signature = jsonwebtoken::crypto::sign(token.as_bytes(), &self.key, Algorithm::RS256)?;
-        token.push('.');
-        token.push_str(&signature);
-        Ok(token)
-    }
-}
-
-fn strip_leading_zeros(bytes: &[u8]) -> &[u8] {
-    let start = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len().saturating_sub(1));
-    &bytes[start..]
-}
-
-/// RFC 7638 thumbprint: SHA-256 over the required members in lexicographic order.
-pub fn thumbprint(n_b64: &str, e_b64: &str) -> String {
-    let input = format!(r#"{{"e":"{e_b64}","kty":"RSA","n":"{n_b64}"}}"#);
-    URL_SAFE_NO_PAD.encode(Sha256::digest(input.as_bytes()))
 }
 
 /// OIDC Core §3.1.3.6: base64url of the left-most 128 bits of SHA-256 of the
@@ -236,98 +191,20 @@ pub fn at_hash(access_token: &str) -> String {
     URL_SAFE_NO_PAD.encode(&digest[..16])
 }
 
-// ---------------------------------------------------------------- crypto provider
-
-/// Key pairs parsed at start-up, found again by the DER bytes jsonwebtoken
-/// hands the signer factory. One entry in the service; tests may add more.
-static PARSED_KEYS: RwLock<Vec<(Vec<u8>, Arc<RsaKeyPair>)>> = RwLock::new(Vec::new());
-
-static PROVIDER: LazyLock<CryptoProvider> = LazyLock::new(|| CryptoProvider {
-    signer_factory: cached_rsa_signer,
-    ..jsonwebtoken::crypto::aws_lc::DEFAULT_PROVIDER.clone()
-});
-
-fn install_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // Fails only if a provider was already chosen; signing then takes the
-        // stock (slower, still correct) path.
-        let _ = PROVIDER.install_default();
-    });
-}
-
-/// Seeds AWS-LC's random generator on a thread of its own.
-///
-/// The first random bytes a process asks AWS-LC for (RSA blinding, in the
-/// first signature) seed its generator from CPU jitter: ~30 ms of CPU on the
-/// benchmark VM, once per process. Started before the server binds, the seeding
-/// overlaps binding and the pool's first connection instead of following them
-/// inside the first request. Nothing is skipped: a request that comes earlier
-/// waits for the same one-time seeding (AWS-LC runs it once).
-pub fn seed_random_in_background() {
-    let spawned = std::thread::Builder::new().name("rng-seed".into()).spawn(|| {
-        let mut byte = [0u8; 1];
-        if aws_lc_rs::rand::fill(&mut byte).is_err() {
-            tracing::warn!(
-                "AWS-LC's random generator could not be seeded at start-up; the first signature will try again"
-            );
-        }
-    });
-    if let Err(e) = spawned {
-        tracing::debug!("no thread to seed the random generator ({e}); the first signature seeds it");
-    }
-}
-
-fn register_parsed_key(der: &[u8], key_pair: RsaKeyPair) {
-    let mut keys = match PARSED_KEYS.write() {
-        Ok(keys) => keys,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    if !keys.iter().any(|(known, _)| known == der) {
-        keys.push((der.to_vec(), Arc::new(key_pair)));
-    }
-}
-
-fn cached_rsa_signer(alg: &Algorithm, key: &EncodingKey) -> jsonwebtoken::errors::Result<Box<dyn JwtSigner>> {
-    if *alg == Algorithm::RS256 {
-        let keys = match PARSED_KEYS.read() {
-            Ok(keys) => keys,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some((_, key_pair)) = keys.iter().find(|(der, _)| der.as_slice() == key.as_bytes()) {
-            return Ok(Box::new(ParsedRs256Signer(Arc::clone(key_pair))));
-        }
-    }
-    (jsonwebtoken::crypto::aws_lc::DEFAULT_PROVIDER.signer_factory)(alg, key)
-}
-
-struct ParsedRs256Signer(Arc<RsaKeyPair>);
-
-impl jsonwebtoken::signature::Signer<Vec<u8>> for ParsedRs256Signer {
-    fn try_sign(&self, msg: &[u8]) -> Result<Vec<u8>, jsonwebtoken::signature::Error> {
-        let mut signature = vec![0; self.0.public_modulus_len()];
-        self.0
-            .sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), msg, &mut signature)
-            .map_err(jsonwebtoken::signature::Error::from_source)?;
-        Ok(signature)
-    }
-}
-
-impl JwtSigner for ParsedRs256Signer {
-    fn algorithm(&self) -> Algorithm {
-        Algorithm::RS256
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_vectors::{dev_key_pem, spec_dir, vectors};
+    use jsonwebtoken::jwk::{AlgorithmParameters, RSAKeyParameters};
     use jsonwebtoken::{DecodingKey, Validation, decode};
 
     fn signer(bits: u64) -> TokenSigner {
         TokenSigner::from_pem(&dev_key_pem(bits), "https://issuer.test".into(), "aud-test".into(), 900)
             .expect("dev key")
+    }
+
+    fn user(id: Uuid, username: &str, name: &str, email: &str) -> User {
+        User { id, username: username.into(), name: name.into(), email: email.into(), password_hash: String::new() }
     }
 
     fn b64_json(part: &str) -> serde_json::Value {
@@ -354,7 +231,16 @@ mod tests {
         let input = entry["thumbprint_input"].as_str().expect("input");
         let jwk = &entry["jwk"];
         let expected = URL_SAFE_NO_PAD.encode(Sha256::digest(input.as_bytes()));
-        assert_eq!(thumbprint(jwk["n"].as_str().expect("n"), jwk["e"].as_str().expect("e")), expected);
+        let public = Jwk {
+            common: Default::default(),
+            algorithm: AlgorithmParameters::RSA(RSAKeyParameters {
+                key_type: Default::default(),
+                n: jwk["n"].as_str().expect("n").to_owned(),
+                e: jwk["e"].as_str().expect("e").to_owned(),
+            }),
+        };
+        assert_eq!(public.thumbprint(ThumbprintHash::SHA256).expect("thumbprint"), expected);
+        assert_eq!(expected, entry["kid"].as_str().expect("kid"));
     }
 
     #[test]
@@ -369,15 +255,15 @@ mod tests {
     fn token_pair_headers_and_exact_claims() {
         let s = signer(2048);
         let id = Uuid::new_v4();
-        let subject = Subject { id, username: "johndoe", name: "John Doe", email: "john@example.com" };
-        let pair = s.issue(&subject, 1_700_000_000).expect("signed");
-        assert_eq!(pair.token_type, "Bearer");
+        let pair = s.issue_at(&user(id, "johndoe", "John Doe", "john@example.com"), 1_700_000_000).expect("signed");
         assert_eq!(pair.expires_in, 900);
 
-        let expected_header = format!(r#"{{"alg":"RS256","typ":"JWT","kid":"{}"}}"#, s.kid());
+        // jsonwebtoken's `Header` writes its members in this order.
+        let expected_header = format!(r#"{{"typ":"JWT","alg":"RS256","kid":"{}"}}"#, s.kid());
         for token in [&pair.access_token, &pair.id_token] {
             let header = token.split('.').next().expect("header");
             assert_eq!(URL_SAFE_NO_PAD.decode(header).expect("b64"), expected_header.as_bytes());
+            assert_eq!(b64_json(header), serde_json::json!({ "alg": "RS256", "typ": "JWT", "kid": s.kid() }));
         }
 
         let access = b64_json(pair.access_token.split('.').nth(1).expect("claims"));
@@ -412,9 +298,7 @@ mod tests {
         let jwk = &vectors()["keys"][0]["jwk"];
         let key = DecodingKey::from_rsa_components(jwk["n"].as_str().expect("n"), jwk["e"].as_str().expect("e"))
             .expect("public key");
-        let now = jsonwebtoken::get_current_timestamp();
-        let subject = Subject { id: Uuid::new_v4(), username: "u", name: "N", email: "e@x" };
-        let pair = s.issue(&subject, now).expect("signed");
+        let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x")).expect("signed");
         let mut validation = Validation::new(Algorithm::RS256);
         validation.set_audience(&["aud-test"]);
         validation.set_issuer(&["https://issuer.test"]);
@@ -432,11 +316,20 @@ mod tests {
     #[test]
     fn fresh_sid_and_jti_per_call() {
         let s = signer(2048);
-        let subject = Subject { id: Uuid::new_v4(), username: "u", name: "N", email: "e@x" };
-        let a = s.issue(&subject, 1).expect("a");
-        let b = s.issue(&subject, 1).expect("b");
+        let subject = user(Uuid::new_v4(), "u", "N", "e@x");
+        let a = s.issue_at(&subject, 1).expect("a");
+        let b = s.issue_at(&subject, 1).expect("b");
         let sid = |t: &str| b64_json(t.split('.').nth(1).expect("claims"))["sid"].clone();
         assert_ne!(sid(&a.access_token), sid(&b.access_token));
+    }
+
+    #[test]
+    fn a_flattened_inline_key_loads_like_the_file() {
+        let pem = dev_key_pem(2048);
+        let flattened = pem.trim().replace('\n', "\\n");
+        let settings =
+            Settings::from_lookup(|name| (name == "JWT_PRIVATE_KEY").then(|| flattened.clone())).expect("settings");
+        assert_eq!(TokenSigner::from_settings(&settings).expect("flattened key").kid(), signer(2048).kid());
     }
 
     #[test]
@@ -454,5 +347,9 @@ mod tests {
         let garbage = "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n";
         assert!(TokenSigner::from_pem(garbage, "i".into(), "a".into(), 1).is_err());
         assert!(TokenSigner::from_pem("", "i".into(), "a".into(), 1).is_err());
+        let missing = Settings::from_lookup(|name| (name == "JWT_PRIVATE_KEY_FILE").then(|| "/nonexistent.pem".into()))
+            .expect("settings");
+        let text = TokenSigner::from_settings(&missing).expect_err("missing file").to_string();
+        assert!(text.contains("JWT_PRIVATE_KEY_FILE=/nonexistent.pem"), "{text}");
     }
 }

@@ -1,0 +1,36 @@
+//! simple-auth on actix-web 4: issues RS256 ID and access tokens after
+//! checking a password against the channel API's `users` table.
+//!
+//! A library so that two binaries share it: the service (`main.rs`) and the
+//! benchmark's signing probe (`bin/signbench.rs`).
+
+pub mod app_state;
+pub mod database_health;
+pub mod database_outage;
+pub mod errors;
+pub mod handlers;
+pub mod metrics;
+pub mod parsed_key_provider;
+pub mod password_hashes;
+pub mod password_verifier;
+pub mod pool;
+pub mod settings;
+pub mod tls;
+pub mod token_request;
+pub mod token_service;
+pub mod token_signer;
+pub mod unusable_hash_log;
+pub mod user;
+pub mod user_repository;
+
+#[cfg(test)]
+mod test_vectors;
+#[cfg(test)]
+mod tests;
+
+/// The name the service gives itself in its start-up line and its refusals.
+pub const STACK: &str = "simple-auth-actix";
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The exit code of a refused start (bad settings, key, TLS file or port).
+pub const EXIT_REFUSED: u8 = 2;
