@@ -4,37 +4,13 @@ import zio.*
 import zio.http.*
 import zio.json.*
 
-/** The HTTP surface: the endpoints plus explicit 404/405 answers for every other method and path. */
-object Api:
-  type Env = UserRepository & PasswordVerifier & TokenSigner
-
-  final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long)
-  given JsonEncoder[TokenResponse] = DeriveJsonEncoder.gen[TokenResponse]
-
-  /** Paths we serve and the `Allow` value of their 405. */
-  private val AllowPost = "POST"
-  private val AllowGet  = "GET, HEAD"
-  private val knownPaths: Map[String, String] = Map(
-    "/token"                 -> AllowPost,
-    "/health"                -> AllowGet,
-    "/health/live"           -> AllowGet,
-    "/.well-known/jwks.json" -> AllowGet,
-    "/metrics"               -> AllowGet
-  )
-
-  /** Beyond this much body we stop reading and close the connection instead. */
-  private val DrainCap = 1L << 20
-  private val DrainTimeout = 2.seconds
-
-  private val utf8 = java.nio.charset.StandardCharsets.UTF_8
-
-  private val healthUp = Response(
-    Status.Ok,
-    Headers(Header.ContentType(MediaType.application.json), Header.CacheControl.NoStore),
-    Body.fromArray("""{"status":"up"}""".getBytes(utf8))
-  )
-  /** `/health` is readiness (asks the database); `/health/live` is liveness and answers `healthUp` without it. */
-  private val healthDown = healthUp.copy(status = Status.ServiceUnavailable, body = Body.fromArray("""{"status":"down"}""".getBytes(utf8)))
+/**
+ * The HTTP surface: the endpoints plus explicit 404/405 answers for every other method and path. The login itself
+ * is `TokenService`'s; here requests are parsed and answers written.
+ */
+final class Api(draining: Draining):
+  import Api.{*, given}
+  import RequestBody.{closeUnless, drain, hasBody}
 
   /** A GET endpoint: GET and HEAD (the GET answer without its body) are routed; other methods reach `fallback`. */
   private def readOnly[R](pattern: Method => RoutePattern[Unit], path: String)(run: => URIO[R, Response]): List[Route[R, Nothing]] =
@@ -47,7 +23,7 @@ object Api:
    * stands for the standard methods only, and a custom method left to zio-http got its own empty 404 (a QUERY
    * whose body came after that answer stalled the next request on the connection).
    */
-  private lazy val notFound: Handler[Any, Nothing, Request, Response] = Handler.fromFunctionZIO[Request](fallback)
+  private val notFound: Handler[Any, Nothing, Request, Response] = Handler.fromFunctionZIO[Request](fallback)
 
   val routes: Routes[Env, Nothing] =
     val served = Routes.fromIterable(
@@ -73,16 +49,14 @@ object Api:
   /** `POST /token` counted and timed for the metrics (a `/token/` is the fallback's 404, not counted). */
   private def tokenEndpoint(req: Request): URIO[Env, Response] =
     if req.path.encode != "/token" then fallback(req)
-    else exactly("/token", req, counted = true)(token(req)) @@ ServiceMetrics.tokenRequestDuration
+    else exactly("/token", req, counted = true)(token(req)) @@ Metrics.tokenRequestDuration
 
-  private def token(req: Request): ZIO[Env, ApiError, Response] =
+  private def token(req: Request): ZIO[TokenService, ApiError, Response] =
     for
-      kind  <- ZIO.fromOption(TokenRequest.kindOf(req.rawHeader("content-type"))).orElseFail(ApiError.UnsupportedMediaType)
-      body  <- readBody(req)
-      creds <- ZIO.fromEither(TokenRequest.parse(kind, body))
-      user  <- UserRepository.findByEmail(creds.username).mapError(_ => ApiError.TemporarilyUnavailable)
-      known <- authenticate(user, creds.password)
-      pair  <- TokenSigner.issue(known)
+      kind    <- ZIO.fromOption(TokenRequest.kindOf(req.rawHeader("content-type"))).orElseFail(ApiError.UnsupportedMediaType)
+      body    <- RequestBody.read(req)
+      request <- ZIO.fromEither(TokenRequest.parse(kind, body))
+      pair    <- TokenService.issue(request)
     yield Response(
       Status.Ok,
       Headers(
@@ -93,41 +67,23 @@ object Api:
       Body.fromArray(TokenResponse(pair.accessToken, pair.idToken, "Bearer", pair.expiresIn).toJson.getBytes(utf8))
     )
 
-  /**
-   * The user, if the password matches; otherwise `invalid_grant`, the same for every reason. Unknown users and
-   * users whose stored hash is unusable (disabled, unknown scheme) still pay for one argon2id verification, so
-   * timing does not reveal who exists.
-   */
-  private def authenticate(user: Option[User], password: String): ZIO[PasswordVerifier, ApiError, User] =
-    ZIO.serviceWithZIO[PasswordVerifier] { verifier =>
-      user match
-        case None => verifier.verifyDummy(password) *> ZIO.fail(ApiError.InvalidGrant)
-        case Some(u) =>
-          verifier.verify(password, u.passwordHash).flatMap {
-            case Verification.Match            => ZIO.succeed(u)
-            case Verification.Mismatch         => ZIO.fail(ApiError.InvalidGrant)
-            case Verification.Unusable(reason) =>
-              verifier.padUnusable(password) *> verifier.reportUnusable(u.id, reason) *> ZIO.fail(ApiError.InvalidGrant)
-          }
-    }
-
-  private val health: URIO[UserRepository, Response] =
-    ZIO.serviceWithZIO[UserRepository](_.healthy).map(up => if up then healthUp else healthDown)
+  private val health: URIO[DatabaseHealth, Response] =
+    ZIO.serviceWithZIO[DatabaseHealth](_.isUp).map(up => if up then healthUp else healthDown)
 
   private val jwks: URIO[TokenSigner, Response] =
     ZIO.serviceWith[TokenSigner] { signer =>
       Response(
         Status.Ok,
         Headers(Header.ContentType(MediaType.application.json), Header.Custom("Cache-Control", "public, max-age=300")),
-        Body.fromArray(signer.jwksJson.getBytes(utf8))
+        Body.fromArray(signer.jwks.getBytes(utf8))
       )
     }
 
-  private val metrics: URIO[UserRepository, Response] =
-    ServiceMetrics.scrape(ZIO.serviceWithZIO[UserRepository](_.poolState)).map { text =>
+  private val metrics: URIO[DatabaseHealth, Response] =
+    Metrics.scrape(ZIO.serviceWithZIO[DatabaseHealth](_.poolState)).map { text =>
       Response(
         Status.Ok,
-        Headers(Header.Custom("Content-Type", ServiceMetrics.ContentType), Header.CacheControl.NoStore),
+        Headers(Header.Custom("Content-Type", Metrics.ContentType), Header.CacheControl.NoStore),
         Body.fromArray(text.getBytes(utf8))
       )
     }
@@ -145,7 +101,7 @@ object Api:
    * GET or HEAD is drained like any other, so the connection stays usable.
    */
   private def exactly[R](path: String, req: Request, counted: Boolean = false)(run: ZIO[R, ApiError, Response]): URIO[R, Response] =
-    def count(error: Option[ApiError]): UIO[Unit] = if counted then ServiceMetrics.tokenAnswered(error) else ZIO.unit
+    def count(error: Option[ApiError]): UIO[Unit] = if counted then Metrics.tokenAnswered(error) else ZIO.unit
     if req.path.encode != path then fallback(req)
     else
       run.foldCauseZIO(
@@ -165,24 +121,12 @@ object Api:
           else drain(req).map(drained => closeUnless(drained)(response))
       ).map(finish(req))
 
-  private def closeUnless(drained: Boolean)(response: Response): Response =
-    if drained then response else response.addHeader(Header.Connection.Close)
-
-  /**
-   * Set when shutdown begins. The listening socket is closed by then, but keep-alive connections could keep
-   * sending requests and hold the in-flight count above zero until the 10 s limit; from now on every response
-   * carries `Connection: close`, so each such connection ends after its current request.
-   */
-  private val draining = new java.util.concurrent.atomic.AtomicBoolean(false)
-
-  val startDraining: UIO[Unit] = ZIO.succeed(draining.set(true))
-
   /**
    * The last step of every answer: `Connection: close` while draining, and for HEAD the same status and headers
    * without the body (its `Content-Length` stays that of the GET answer, as RFC 9110 §9.3.2 allows).
    */
   private def finish(req: Request)(response: Response): Response =
-    val r = if draining.get() && response.rawHeader("connection").isEmpty then response.addHeader(Header.Connection.Close) else response
+    val r = draining(response)
     if req.method != Method.HEAD then r
     else
       val withLength = r.body.knownContentLength match
@@ -190,41 +134,29 @@ object Api:
         case _                                                  => r
       withLength.copy(body = Body.empty)
 
-  private def announcedLength(req: Request): Option[Long] =
-    req.rawHeader("content-length").flatMap(_.trim.toLongOption)
+object Api:
+  type Env = TokenService & DatabaseHealth & TokenSigner
 
-  private def hasBody(req: Request): Boolean =
-    announcedLength(req).exists(_ > 0) || req.rawHeader("transfer-encoding").isDefined
+  final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long)
+  given JsonEncoder[TokenResponse] = DeriveJsonEncoder.gen[TokenResponse]
 
-  /**
-   * Reads the request body, failing with 413 once it exceeds 8192 bytes (announced or chunked). An oversized body
-   * is still drained up to DrainCap so the answer reaches the client and the connection stays usable.
-   */
-  private def readBody(req: Request): IO[ApiError, Array[Byte]] =
-    val max = TokenRequest.MaxBodyBytes
-    if announcedLength(req).exists(_ > max) then drain(req).flatMap(d => ZIO.fail(ApiError.PayloadTooLarge(d)))
-    else
-      req.body.asStream.chunks
-        .runFoldWhile((Chunk.empty[Byte], 0L))(_._2 <= DrainCap) { case ((acc, n), c) =>
-          val total = n + c.length
-          (if total <= max then acc ++ c else Chunk.empty, total)
-        }
-        .mapError(_ => ApiError.InvalidRequest("could not read the request body"))
-        .flatMap { case (acc, n) =>
-          if n > max then ZIO.fail(ApiError.PayloadTooLarge(n <= DrainCap)) else ZIO.succeed(acc.toArray)
-        }
+  /** Paths we serve and the `Allow` value of their 405. */
+  private val AllowPost = "POST"
+  private val AllowGet  = "GET, HEAD"
+  private val knownPaths: Map[String, String] = Map(
+    "/token"                 -> AllowPost,
+    "/health"                -> AllowGet,
+    "/health/live"           -> AllowGet,
+    "/.well-known/jwks.json" -> AllowGet,
+    "/metrics"               -> AllowGet
+  )
 
-  /**
-   * Discards whatever body remains (up to DrainCap, for at most DrainTimeout) so the connection can be reused; false
-   * if we gave up, and the answer then closes the connection: a body that never completes must not hold the answer.
-   */
-  private def drain(req: Request): UIO[Boolean] =
-    if !hasBody(req) then ZIO.succeed(true)
-    else if announcedLength(req).exists(_ > DrainCap) then ZIO.succeed(false)
-    else
-      req.body.asStream.chunks
-        .runFoldWhile(0L)(_ <= DrainCap)((n, c) => n + c.length)
-        .map(_ <= DrainCap)
-        .timeout(DrainTimeout)
-        .map(_.getOrElse(false))
-        .catchAll(_ => ZIO.succeed(false))
+  private val utf8 = java.nio.charset.StandardCharsets.UTF_8
+
+  private val healthUp = Response(
+    Status.Ok,
+    Headers(Header.ContentType(MediaType.application.json), Header.CacheControl.NoStore),
+    Body.fromArray("""{"status":"up"}""".getBytes(utf8))
+  )
+  /** `/health` is readiness (asks the database); `/health/live` is liveness and answers `healthUp` without it. */
+  private val healthDown = healthUp.copy(status = Status.ServiceUnavailable, body = Body.fromArray("""{"status":"down"}""".getBytes(utf8)))

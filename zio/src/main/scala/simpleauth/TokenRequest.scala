@@ -6,8 +6,8 @@ import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCh
 import zio.json.*
 import zio.json.ast.Json
 
-/** A syntactically valid password-grant request. */
-final case class Credentials(username: String, password: String)
+/** A syntactically valid password-grant request: the parsed body of `POST /token`. */
+final case class TokenRequest(username: String, password: String)
 
 /** Body parsing and validation for POST /token (spec/README.md "JSON body", "Form body", "Limits"). */
 object TokenRequest:
@@ -25,7 +25,7 @@ object TokenRequest:
       case Some("application/x-www-form-urlencoded") => Some(Kind.FormBody)
       case _                                         => None
 
-  def parse(kind: Kind, body: Array[Byte]): Either[ApiError, Credentials] =
+  def parse(kind: Kind, body: Array[Byte]): Either[ApiError, TokenRequest] =
     kind match
       case Kind.JsonBody => parseJson(body)
       case Kind.FormBody => parseForm(body)
@@ -44,17 +44,17 @@ object TokenRequest:
       )
     catch case _: CharacterCodingException => None
 
-  private def checkLimits(username: String, password: String): Either[ApiError, Credentials] =
+  private def checkLimits(username: String, password: String): Either[ApiError, TokenRequest] =
     if username.isEmpty then invalid("username is required")
     else if password.isEmpty then invalid("password is required")
     else if username.codePointCount(0, username.length) > MaxUsernameChars then invalid("username is too long")
     else if username.indexOf('\u0000') >= 0 then invalid("username must not contain NUL") // PostgreSQL text cannot hold it
     else if password.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes then invalid("password is too long")
-    else Right(Credentials(username, password))
+    else Right(TokenRequest(username, password))
 
   private val Fields = List("username", "password", "grant_type")
 
-  def parseJson(body: Array[Byte]): Either[ApiError, Credentials] =
+  def parseJson(body: Array[Byte]): Either[ApiError, TokenRequest] =
     strictUtf8(body) match
       case None => invalid("body is not valid UTF-8")
       case Some(text) =>
@@ -76,12 +76,12 @@ object TokenRequest:
                      case Some(_)                           => invalid("grant_type must be a string")
               username <- requiredString("username")
               password <- requiredString("password")
-              creds    <- checkLimits(username, password)
-            yield creds
+              request  <- checkLimits(username, password)
+            yield request
           case Right(_) => invalid("body must be a JSON object")
 
   /** application/x-www-form-urlencoded, parsed by hand so repeated parameters and bad encodings are visible. */
-  def parseForm(body: Array[Byte]): Either[ApiError, Credentials] =
+  def parseForm(body: Array[Byte]): Either[ApiError, TokenRequest] =
     // The body itself must be ASCII; bytes >= 0x80 are not valid form encoding.
     if body.exists(_ < 0) then invalid("form body is not valid application/x-www-form-urlencoded")
     else
@@ -106,8 +106,8 @@ object TokenRequest:
           _         <- if grantType == "password" then Right(()) else Left(ApiError.UnsupportedGrantType)
           username  <- single("username")
           password  <- single("password")
-          creds     <- checkLimits(username, password)
-        yield creds
+          request   <- checkLimits(username, password)
+        yield request
 
   /** Percent-decoding with `+` as space; the decoded bytes must be valid UTF-8. */
   private def percentDecode(s: String): Option[String] =

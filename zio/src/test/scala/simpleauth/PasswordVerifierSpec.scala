@@ -1,6 +1,5 @@
 package simpleauth
 
-import java.util.UUID
 import java.util.concurrent.ConcurrentLinkedQueue
 
 import scala.jdk.CollectionConverters.*
@@ -23,16 +22,15 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
   val recorded: ULayer[Recorded & PasswordVerifier] = ZLayer.fromZIOEnvironment {
     for
       limit    <- Semaphore.make(2)
-      reported <- Ref.make(Set.empty[UUID])
       calls     = new ConcurrentLinkedQueue[Call]()
-      verifier  = PasswordVerifier.Live(Hashes.newDummyArgon2id(), limit, reported, (password, stored) => {
+      verifier  = PasswordVerifier.Live(Hashes.newDummyArgon2id(), limit, (password, stored) => {
                     calls.add(Call(stored, Thread.currentThread().getName))
                     Hashes.verify(password, stored)
                   })
     yield ZEnvironment(Recorded(calls, verifier)).add[PasswordVerifier](verifier)
   }
 
-  val users: ULayer[UserRepository] = InMemoryUsers.layer >>> ZLayer.fromFunction((u: InMemoryUsers) => u: UserRepository)
+  val users: ULayer[UserRepository & DatabaseHealth] = InMemoryUsers.layer >>> InMemoryUsers.asServices
 
   val invalidGrant = """{"error":"invalid_grant","error_description":"invalid username or password"}"""
 
@@ -40,7 +38,7 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
     val request = Request
       .post(URL(Path.root / "token"), Body.fromString(s"""{"username":"$username","password":"$password"}"""))
       .addHeader(Header.ContentType(MediaType.application.json))
-    ZIO.scoped(Api.routes.runZIO(request).flatMap(r => r.body.asString.orDie.map(b => (r.status, b))))
+    ZIO.scoped(Api(Draining()).routes.runZIO(request).flatMap(r => r.body.asString.orDie.map(b => (r.status, b))))
 
   def spec = suite("PasswordVerifier")(
     suite("through POST /token")(
@@ -83,41 +81,25 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
           warnings  = reports.filter(_.logLevel == LogLevel.Warning)
         yield assertTrue(reports.size == 3, warnings.size == 1, !warnings.head.message().contains("$bcrypt$"))
       }
-    ).provide(recorded, users, RoutesSpec.signerLayer),
-    suite("reportUnusable")(
-      test("warns once per user, then at debug; remembers at most MaxReported users") {
-        val (a, b) = (UUID.randomUUID(), UUID.randomUUID())
-        def about(ids: Set[UUID])(log: Chunk[ZTestLogger.LogEntry]) = log.filter(e => ids.exists(id => e.message().contains(id.toString)))
-        def at(level: LogLevel)(log: Chunk[ZTestLogger.LogEntry]) = log.count(_.logLevel == level)
-        val others = List.fill(PasswordVerifier.MaxReported + 5)(UUID.randomUUID())
-        for
-          verifier <- ZIO.service[PasswordVerifier]
-          _        <- verifier.reportUnusable(a, "unknown hash scheme").repeatN(2)
-          _        <- verifier.reportUnusable(b, "unknown hash scheme")
-          first    <- ZTestLogger.logOutput.map(about(Set(a, b)))
-          _        <- ZIO.foreachDiscard(others)(verifier.reportUnusable(_, "x"))
-          rest     <- ZTestLogger.logOutput.map(about(others.toSet))
-        yield assertTrue(
-          at(LogLevel.Warning)(first) == 2,
-          at(LogLevel.Debug)(first) == 2,
-          at(LogLevel.Warning)(rest) == PasswordVerifier.MaxReported - 2,
-          at(LogLevel.Debug)(rest) == 7
-        )
-      }.provide(PasswordVerifier.live) @@ TestAspect.silentLogging, // ZTestLogger still records; no 10,000 lines on the console
-      test("padUnusable is not counted as a check of its own (verify already counted the login)") {
-        for
-          rec    <- ZIO.service[Recorded]
-          before <- ServiceMetrics.scrape(ZIO.succeed(PoolState(0, 0, 0, 0)))
-          _      <- rec.verifier.padUnusable("x")
-          after  <- ServiceMetrics.scrape(ZIO.succeed(PoolState(0, 0, 0, 0)))
-        yield assertTrue(
-          rec.argon2idRuns.map(_.stored) == List(rec.verifier.dummyHash),
-          checks(after) == checks(before)
-        )
-      }.provide(recorded)
-    )
+    ).provide(recorded, users, RoutesSpec.signerLayer, UnusableHashLog.live, TokenService.live),
+    test("verify of an unusable stored hash pays the decoy argon2id run and is counted once, as unusable (not as dummy)") {
+      val unusable = "simpleauth_password_checks_total{result=\"unusable\",scheme=\"unknown\"}"
+      for
+        rec    <- ZIO.service[Recorded]
+        before <- Metrics.scrape(ZIO.succeed(PoolState(0, 0, 0, 0)))
+        result <- rec.verifier.verify("x", "$bcrypt$nope")
+        after  <- Metrics.scrape(ZIO.succeed(PoolState(0, 0, 0, 0)))
+      yield assertTrue(
+        result.isInstanceOf[Verification.Unusable],
+        rec.argon2idRuns.map(_.stored) == List(rec.verifier.dummyHash),
+        checks(after) == checks(before).updated(unusable, checks(before).getOrElse(unusable, 0.0) + 1)
+      )
+    }.provide(recorded)
   ) @@ TestAspect.sequential
 
-  /** The password-check series of an exposition. */
-  private def checks(text: String): List[String] =
-    text.linesIterator.filter(_.startsWith("simpleauth_password_checks_total{")).toList.sorted
+  /** The password-check series of an exposition and their values. */
+  private def checks(text: String): Map[String, Double] =
+    text.linesIterator.filter(_.startsWith("simpleauth_password_checks_total{")).map { line =>
+      val i = line.lastIndexOf(' ')
+      line.substring(0, i) -> line.substring(i + 1).toDouble
+    }.toMap

@@ -12,14 +12,14 @@ import zio.json.*
 import zio.json.ast.Json
 import zio.test.*
 
-/** An in-memory users table; `down` simulates an unreachable database. */
-final case class InMemoryUsers(users: Map[String, User], down: Ref[Boolean]) extends UserRepository:
+/** An in-memory users table and its health; `down` simulates an unreachable database. */
+final case class InMemoryUsers(users: Map[String, User], down: Ref[Boolean]) extends UserRepository, DatabaseHealth:
   def findByEmail(email: String): IO[DatabaseUnavailable, Option[User]] =
     down.get.flatMap(d =>
       if d then ZIO.fail(DatabaseUnavailable(new java.sql.SQLTransientConnectionException("down")))
       else ZIO.succeed(users.get(email.toLowerCase))
     )
-  def healthy: UIO[Boolean] = down.get.map(!_)
+  def isUp: UIO[Boolean] = down.get.map(!_)
   def poolState: UIO[PoolState] = ZIO.succeed(PoolState(active = 1, idle = 2, pending = 0, max = 3))
 
 object InMemoryUsers:
@@ -39,26 +39,32 @@ object InMemoryUsers:
     }
   }
 
+  /** The table as the services it stands in for. */
+  val asServices: URLayer[InMemoryUsers, UserRepository & DatabaseHealth] =
+    ZLayer.fromZIOEnvironment(ZIO.serviceWith[InMemoryUsers](u => ZEnvironment[UserRepository, DatabaseHealth](u, u)))
+
 /** The routes against a real zio-http server on an open port (with the in-memory users table). */
 object RoutesSpec extends ZIOSpecDefault:
   final case class Port(value: Int)
 
   val signerLayer: ULayer[TokenSigner] = ZLayer.succeed(TokenSigner.Live(RsaKeys.load(Vectors.devKeyPem).toOption.get, "http://localhost:8080", "channel-api", 600))
 
-  val testConfig = AppConfig(
+  val testConfig = Settings(
     host = "127.0.0.1", port = 0, database = JdbcSettings("jdbc:postgresql://unused/db", None, None), poolSize = 1,
     acquireTimeoutMs = 1000, privateKeyPem = Config.Secret(""), issuer = "http://localhost:8080", audience = "channel-api",
     tokenTtlSeconds = 600, logLevel = LogLevel.Info
   )
 
   val serverLayer: ZLayer[Any, Throwable, Port & InMemoryUsers] =
-    ZLayer.make[Port & InMemoryUsers & UserRepository & PasswordVerifier & TokenSigner & Server](
+    ZLayer.make[Port & InMemoryUsers & TokenService & DatabaseHealth & TokenSigner & Server](
       InMemoryUsers.layer,
       PasswordVerifier.live,
+      UnusableHashLog.live,
+      TokenService.live,
       signerLayer,
       ZLayer.succeed(Main.serverConfig(testConfig)),
       Server.live,
-      ZLayer(Api.install.map(Port(_)))
+      ZLayer(Api(Draining()).install.map(Port(_)))
     )
 
   val client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()

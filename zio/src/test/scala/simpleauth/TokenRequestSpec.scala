@@ -9,8 +9,8 @@ object TokenRequestSpec extends ZIOSpecDefault:
 
   def json(s: String) = parseJson(s.getBytes(UTF_8))
   def form(s: String) = parseForm(s.getBytes(UTF_8))
-  def invalid(r: Either[ApiError, Credentials]) = r.left.exists(_.isInstanceOf[ApiError.InvalidRequest])
-  val ok = Right(Credentials("john@example.com", "TopSecret0!"))
+  def invalid(r: Either[ApiError, TokenRequest]) = r.left.exists(_.isInstanceOf[ApiError.InvalidRequest])
+  val ok = Right(TokenRequest("john@example.com", "TopSecret0!"))
 
   def spec = suite("TokenRequest")(
     suite("Content-Type")(
@@ -77,7 +77,7 @@ object TokenRequestSpec extends ZIOSpecDefault:
       test("valid, extra parameters ignored, percent-decoding and + as space") {
         assertTrue(
           form("grant_type=password&username=john%40example.com&password=TopSecret0%21&scope=x") == ok,
-          form("grant_type=password&username=a+b&password=c%20d") == Right(Credentials("a b", "c d"))
+          form("grant_type=password&username=a+b&password=c%20d") == Right(TokenRequest("a b", "c d"))
         )
       },
       test("missing, empty or repeated fields -> invalid_request") {

@@ -14,8 +14,13 @@ final case class JdbcSettings(url: String, user: Option[String], password: Optio
   /** Where we connect, for log lines: never the password. */
   def display: String = url.takeWhile(_ != '?')
 
+/** A refused start: one line on stderr and exit code 2 (the service and `SignBench` alike). */
+final case class SettingsError(message: String) extends Exception(message, null, false, false):
+  /** The line printed on stderr. */
+  def line: String = s"simple-auth-zio: $message"
+
 /** Everything the service reads from the environment (contract §5). */
-final case class AppConfig(
+final case class Settings(
     host: String,
     port: Int,
     database: JdbcSettings,
@@ -28,13 +33,8 @@ final case class AppConfig(
     logLevel: LogLevel
 )
 
-object AppConfig:
+object Settings:
   val DefaultDatabaseUrl = "postgres://auth:auth@127.0.0.1:5432/auth"
-
-  /** A refused start: one line on stderr, non-zero exit. */
-  final case class StartupError(message: String) extends Exception(message, null, false, false):
-    /** The line printed on stderr (by the service and by `SignBench` alike). */
-    def line: String = s"simple-auth-zio: $message"
 
   private def positiveInt(name: String, default: Int): Config[Int] =
     Config.int(name).withDefault(default).validate(s"$name must be > 0")(_ > 0)
@@ -44,7 +44,8 @@ object AppConfig:
       case (Some(file), _) if file.trim.nonEmpty =>
         try Right(Config.Secret(Files.readString(Path.of(file.trim), StandardCharsets.UTF_8)))
         catch case e: Exception => Left(Config.Error.InvalidData(Chunk("JWT_PRIVATE_KEY_FILE"), s"cannot read $file (${e.getClass.getSimpleName})"))
-      case (_, Some(inline)) if inline.stringValue.trim.nonEmpty => Right(inline)
+      // Secret stores often flatten a PEM to one line: a literal two-character `\n` is read as a newline.
+      case (_, Some(inline)) if inline.stringValue.trim.nonEmpty => Right(Config.Secret(inline.stringValue.replace("\\n", "\n")))
       case _ =>
         Left(Config.Error.MissingData(Chunk("JWT_PRIVATE_KEY_FILE"), "one of JWT_PRIVATE_KEY_FILE or JWT_PRIVATE_KEY is required"))
     }
@@ -59,7 +60,7 @@ object AppConfig:
         case other             => Left(Config.Error.InvalidData(Chunk("LOG_LEVEL"), s"unknown level '$other' (error, warn, info, debug)"))
     }
 
-  val config: Config[AppConfig] =
+  val config: Config[Settings] =
     (Config.string("HOST").withDefault("0.0.0.0") ++
       Config.int("PORT").withDefault(8080).validate("PORT must be 0..65535")(p => p >= 0 && p <= 65535) ++
       Config.string("DATABASE_URL").withDefault(DefaultDatabaseUrl).mapOrFail(u =>
@@ -71,11 +72,11 @@ object AppConfig:
       Config.string("JWT_ISSUER").withDefault("http://localhost:8080") ++
       Config.string("JWT_AUDIENCE").withDefault("channel-api") ++
       positiveInt("TOKEN_TTL_SECONDS", 600).map(_.toLong) ++
-      logLevelConfig).map(AppConfig.apply.tupled)
+      logLevelConfig).map(Settings.apply.tupled)
 
   /** Reads the environment; any problem becomes one readable line. */
-  val load: IO[StartupError, AppConfig] =
-    ZIO.config(config).mapError(e => StartupError(s"invalid configuration: ${describe(e)}"))
+  val load: IO[SettingsError, Settings] =
+    ZIO.config(config).mapError(e => SettingsError(s"invalid configuration: ${describe(e)}"))
 
   private def describe(e: Config.Error): String = e match
     case Config.Error.And(l, r)               => s"${describe(l)}; ${describe(r)}"

@@ -1,5 +1,6 @@
 package simpleauth
 
+import zio.*
 import zio.test.*
 
 /** A self-signed CA certificate (test data only: nothing trusts it). */
@@ -12,10 +13,37 @@ object TestCa:
     p.getInputStream.readAllBytes(); p.waitFor()
     java.nio.file.Files.readString(crt)
 
-object AppConfigSpec extends ZIOSpecDefault:
-  import AppConfig.parseDatabaseUrl
+object SettingsSpec extends ZIOSpecDefault:
+  import Settings.parseDatabaseUrl
 
-  def spec = suite("DATABASE_URL")(
+  /** The environment a start sees, with the dev key inline in `key`'s form. */
+  private def withInlineKey(key: String) =
+    ConfigProvider.fromMap(Map("JWT_PRIVATE_KEY" -> key, "DATABASE_URL" -> "postgres://auth:auth@127.0.0.1:1/auth"))
+
+  def spec = suite("Settings")(inlineKey, databaseUrl)
+
+  private val devKid = Vectors.keys.find(_.file.endsWith("dev-rsa-2048.pem")).get.kid
+
+  private def inlineKey = suite("JWT_PRIVATE_KEY")(
+    test("a literal \\n in the inline PEM is read as a newline (secret stores flatten PEMs); real newlines work too") {
+      val flattened = Vectors.devKeyPem.replace("\n", "\\n")
+      for
+        fromFlat  <- Settings.load.withConfigProvider(withInlineKey(flattened))
+        fromLines <- Settings.load.withConfigProvider(withInlineKey(Vectors.devKeyPem))
+      yield assertTrue(
+        !flattened.contains("\n"),
+        fromFlat.privateKeyPem.stringValue == Vectors.devKeyPem,
+        RsaKeys.load(fromFlat.privateKeyPem.stringValue).map(_.getKeyID) == Right(devKid),
+        RsaKeys.load(fromLines.privateKeyPem.stringValue).map(_.getKeyID) == Right(devKid)
+      )
+    },
+    test("a refused setting is one line naming the variable") {
+      for refused <- Settings.load.flip.withConfigProvider(ConfigProvider.fromMap(Map("PORT" -> "99999", "JWT_PRIVATE_KEY" -> Vectors.devKeyPem)))
+      yield assertTrue(refused.line.startsWith("simple-auth-zio: invalid configuration: "), refused.line.contains("PORT"), !refused.line.contains("\n"))
+    }
+  )
+
+  private def databaseUrl = suite("DATABASE_URL")(
     test("libpq URL -> JDBC URL with user and password as properties") {
       assertTrue(
         parseDatabaseUrl("postgres://auth:auth@127.0.0.1:5432/auth") ==

@@ -10,7 +10,7 @@ import zio.json.ast.Json
  * `signbench <seconds>`: how many token pairs this stack's own signing code mints on one thread, for the
  * benchmark's "crypto share" with the stack's own signer instead of `openssl speed`'s RSA figure.
  *
- * It builds the signer as `Main` does — ACCP installed before the key is parsed, the same `AppConfig`, the
+ * It builds the signer as `Main` does — ACCP installed before the key is parsed, the same `Settings`, the
  * same `TokenSigner.live` — but opens no port and no pool. Then, on the calling thread, it runs the service's
  * `TokenSigner.issue` (access token + ID token with `at_hash`, what POST /token signs) for a fixed user:
  * 2 s untimed warm-up (JIT), then the given seconds timed. Each `issue` effect is run with
@@ -56,10 +56,10 @@ object SignBench:
    * What `Main.run` does before it opens the pool and the port: native crypto first (before the key is parsed),
    * then the settings, then the service's `TokenSigner`. Also gives why ACCP is unavailable, if it is.
    */
-  val signer: IO[AppConfig.StartupError, (TokenSigner, Option[String])] =
+  val signer: IO[SettingsError, (TokenSigner, Option[String])] =
     for
       noNativeCrypto <- NativeCrypto.install
-      cfg            <- AppConfig.load
+      cfg            <- Settings.load
       signer         <- ZIO.service[TokenSigner].provideLayer(ZLayer.succeed(cfg) >>> TokenSigner.live)
     yield (signer, noNativeCrypto)
 
@@ -94,7 +94,7 @@ object SignBench:
 
   def main(args: Array[String]): Unit =
     val stdout = java.lang.System.out
-    java.lang.System.setOut(java.lang.System.err) // the result is the only line on stdout; logging (slf4j-simple writes to System.out) goes to stderr
+    java.lang.System.setOut(java.lang.System.err) // the result is the only line on stdout; any log line goes to stderr
     val code = parseSeconds(args.toSeq) match
       case Left(usage) =>
         java.lang.System.err.println(usage)

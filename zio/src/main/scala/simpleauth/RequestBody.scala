@@ -1,0 +1,57 @@
+package simpleauth
+
+import zio.*
+import zio.http.{Header, Request, Response}
+
+/**
+ * Reading request bodies with the contract's 8 KiB limit, and discarding what a request sent but the answer does
+ * not need (an oversized body, a wrong method's body), so the client sees the answer and the connection can serve
+ * its next request. Request streaming is on, so Netty never aggregates or rejects a body itself.
+ */
+object RequestBody:
+  /** Beyond this much body we stop reading and close the connection instead. */
+  val DrainCap: Long = 1L << 20
+  val DrainTimeout: Duration = 2.seconds
+
+  def announcedLength(req: Request): Option[Long] =
+    req.rawHeader("content-length").flatMap(_.trim.toLongOption)
+
+  def hasBody(req: Request): Boolean =
+    announcedLength(req).exists(_ > 0) || req.rawHeader("transfer-encoding").isDefined
+
+  /**
+   * Reads the body, failing with 413 once it exceeds `max` bytes (announced or chunked). An oversized body is still
+   * drained up to `DrainCap` so the answer reaches the client and the connection stays usable.
+   */
+  def read(req: Request, max: Int = TokenRequest.MaxBodyBytes): IO[ApiError, Array[Byte]] =
+    if announcedLength(req).exists(_ > max) then drain(req).flatMap(d => ZIO.fail(ApiError.PayloadTooLarge(d)))
+    else
+      req.body.asStream.chunks
+        .runFoldWhile((Chunk.empty[Byte], 0L))(_._2 <= DrainCap) { case ((acc, n), c) =>
+          val total = n + c.length
+          (if total <= max then acc ++ c else Chunk.empty, total)
+        }
+        .mapError(_ => ApiError.InvalidRequest("could not read the request body"))
+        .flatMap { case (acc, n) =>
+          if n > max then ZIO.fail(ApiError.PayloadTooLarge(n <= DrainCap)) else ZIO.succeed(acc.toArray)
+        }
+
+  /**
+   * Discards whatever body remains (up to `DrainCap`, for at most `DrainTimeout`) so the connection can be reused;
+   * false if we gave up, and the answer must then close the connection: a body that never completes must not hold
+   * the answer back.
+   */
+  def drain(req: Request): UIO[Boolean] =
+    if !hasBody(req) then ZIO.succeed(true)
+    else if announcedLength(req).exists(_ > DrainCap) then ZIO.succeed(false)
+    else
+      req.body.asStream.chunks
+        .runFoldWhile(0L)(_ <= DrainCap)((n, c) => n + c.length)
+        .map(_ <= DrainCap)
+        .timeout(DrainTimeout)
+        .map(_.getOrElse(false))
+        .catchAll(_ => ZIO.succeed(false))
+
+  /** The answer, with `Connection: close` if the body could not be drained. */
+  def closeUnless(drained: Boolean)(response: Response): Response =
+    if drained then response else response.addHeader(Header.Connection.Close)

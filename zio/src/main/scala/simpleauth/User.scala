@@ -1,0 +1,6 @@
+package simpleauth
+
+import java.util.UUID
+
+/** A row of the channel API's `users` table: what the tokens say about the user, and the stored password hash. */
+final case class User(id: UUID, username: String, name: String, email: String, passwordHash: String)

@@ -1,0 +1,38 @@
+package simpleauth
+
+import zio.*
+import zio.http.*
+import zio.test.*
+
+object DrainingSpec extends ZIOSpecDefault:
+  private val ok = Response.text("ok")
+
+  def spec = suite("Draining")(
+    test("before shutdown answers are left alone") {
+      val draining = Draining()
+      assertTrue(!draining.isStarted, draining(ok).rawHeader("connection").isEmpty)
+    },
+    test("once started, every answer closes its connection; one that already says what happens keeps that") {
+      val draining = Draining()
+      for _ <- draining.start
+      yield assertTrue(
+        draining.isStarted,
+        draining(ok).rawHeader("connection").contains("close"),
+        draining(ok.addHeader(Header.Connection.KeepAlive)).rawHeader("connection").contains("keep-alive")
+      )
+    },
+    test("through the routes: GET and HEAD answers carry Connection: close once started") {
+      val draining = Draining()
+      val api      = Api(draining)
+      val live     = URL(Path.root / "health" / "live")
+      def ask(request: Request) = ZIO.scoped(api.routes.runZIO(request))
+      for
+        before <- ask(Request.get(live))
+        _      <- draining.start
+        after  <- ZIO.foreach(List(Request.get(live), Request.head(live), Request.get(URL(Path.root / "health"))))(ask)
+      yield assertTrue(
+        before.rawHeader("connection").isEmpty,
+        after.forall(_.rawHeader("connection").contains("close"))
+      )
+    }.provide(RoutesSpec.signerLayer, PasswordVerifierSpec.users, PasswordVerifier.live, UnusableHashLog.live, TokenService.live)
+  )

@@ -1,0 +1,48 @@
+package simpleauth
+
+import java.sql.SQLException
+
+import scala.util.{Failure, Try}
+
+import zio.*
+import zio.test.*
+
+/** The pool against a database that is not there (port 1 refuses at once); the recovery is the conformance suite's. */
+object RenewablePoolSpec extends ZIOSpecDefault:
+  private val away = RoutesSpec.testConfig.copy(
+    database = JdbcSettings("jdbc:postgresql://127.0.0.1:1/auth", Some("auth"), Some("auth")),
+    acquireTimeoutMs = 2000
+  )
+
+  private def timed[A](f: => A): (Try[A], Long) =
+    val t0 = java.lang.System.nanoTime()
+    val result = Try(f)
+    (result, (java.lang.System.nanoTime() - t0) / 1_000_000)
+
+  def spec = suite("RenewablePool")(
+    test("the first borrow waits out the acquire timeout; while the database stays away later ones fail at once") {
+      ZIO.attemptBlocking {
+        val pool = RenewablePool(away)
+        try (timed(pool.getConnection()), timed(pool.getConnection()), timed(pool.getConnection()))
+        finally pool.close()
+      }.map { case ((first, firstMs), (second, secondMs), (third, thirdMs)) =>
+        def unavailable(t: Try[?]) = t match
+          case Failure(e: SQLException) => RenewablePool.isUnavailable(e)
+          case _                        => false
+        assertTrue(
+          unavailable(first), firstMs >= 2000,
+          unavailable(second), secondMs < 1000,
+          unavailable(third), thirdMs < 1000
+        )
+      }
+    },
+    test("connection-level failures are 503s, anything else is a 500") {
+      assertTrue(
+        RenewablePool.isUnavailable(new java.sql.SQLTransientConnectionException("timeout")),
+        RenewablePool.isUnavailable(new SQLException("refused", "08001")),
+        RenewablePool.isUnavailable(new SQLException("too many connections", "53300")),
+        RenewablePool.isUnavailable(new SQLException("admin shutdown", "57P01")),
+        !RenewablePool.isUnavailable(new SQLException("no such table", "42P01"))
+      )
+    }
+  ) @@ TestAspect.withLiveClock
