@@ -1,8 +1,10 @@
 package io.simpleauth;
 
-import io.simpleauth.config.AuthSettings;
-import io.simpleauth.config.InvalidSettingsException;
+import java.util.function.Supplier;
+
 import io.simpleauth.config.NativeCrypto;
+import io.simpleauth.config.Settings;
+import io.simpleauth.config.SettingsException;
 import io.simpleauth.token.SigningKey;
 import sun.misc.Signal;
 
@@ -24,13 +26,14 @@ public class SimpleAuthApplication {
 			SpringApplication.run(SimpleAuthApplication.class, args);
 			return;
 		}
-		AuthSettings settings = settingsOrExit();
+		Settings settings = settingsOrExit();
+		SigningKey key = signingKeyOrExit(settings);
 		exitZeroOnTermination();
 		SpringApplication app = new SpringApplication(SimpleAuthApplication.class);
 		app.setBannerMode(Banner.Mode.OFF);
 		app.setLogStartupInfo(false);
 		app.setDefaultProperties(settings.springProperties());
-		app.addInitializers(registering(settings));
+		app.addInitializers(registering(settings, key));
 		try {
 			app.run(args);
 		}
@@ -41,18 +44,27 @@ public class SimpleAuthApplication {
 	}
 
 	/**
-	 * Installs the native crypto provider (if it loads), then reads and validates the environment (the key included). An
-	 * invalid setting is one line on stderr and exit 2, not a failure report. Shared with {@code SignBench}, so
-	 * that it signs with exactly the service's settings, key and provider.
+	 * Installs the native crypto provider (if it loads), then binds and validates the environment. An invalid setting
+	 * is one line on stderr and exit 2, not a failure report. Shared with {@code SignBench}, so that it signs with
+	 * exactly the service's settings, key and provider.
 	 */
-	public static AuthSettings settingsOrExit() {
+	public static Settings settingsOrExit() {
 		// Before the key is parsed. If ACCP cannot be loaded the JDK signs: StartupLog says so in one WARN line (not
 		// here, so that a refused start stays one line on stderr), SignBench in its "provider" field.
 		NativeCrypto.install();
+		return orExit(() -> Settings.fromEnvironment(System.getenv()));
+	}
+
+	/** The signing key the settings name, or exit 2 with one line saying why not. */
+	public static SigningKey signingKeyOrExit(Settings settings) {
+		return orExit(() -> SigningKey.fromPem(settings.signingKeyPem()));
+	}
+
+	private static <T> T orExit(Supplier<T> step) {
 		try {
-			return AuthSettings.fromEnvironment(System.getenv());
+			return step.get();
 		}
-		catch (InvalidSettingsException ex) {
+		catch (SettingsException ex) {
 			System.err.println("simple-auth-spring: refusing to start: " + ex.getMessage());
 			System.exit(2);
 			throw new AssertionError("unreachable");
@@ -60,10 +72,11 @@ public class SimpleAuthApplication {
 	}
 
 	/** Makes the validated settings and the parsed key available as typed beans. */
-	public static ApplicationContextInitializer<ConfigurableApplicationContext> registering(AuthSettings settings) {
+	public static ApplicationContextInitializer<ConfigurableApplicationContext> registering(Settings settings,
+			SigningKey key) {
 		return context -> {
-			context.getBeanFactory().registerSingleton("authSettings", settings);
-			context.getBeanFactory().registerSingleton("signingKey", settings.signingKey());
+			context.getBeanFactory().registerSingleton("settings", settings);
+			context.getBeanFactory().registerSingleton("signingKey", key);
 		};
 	}
 

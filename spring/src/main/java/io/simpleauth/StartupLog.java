@@ -1,7 +1,8 @@
 package io.simpleauth;
 
-import io.simpleauth.config.AuthSettings;
 import io.simpleauth.config.NativeCrypto;
+import io.simpleauth.config.Settings;
+import io.simpleauth.token.SigningKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,10 +18,13 @@ class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 
 	private static final Logger log = LoggerFactory.getLogger(StartupLog.class);
 
-	private final AuthSettings settings;
+	private final Settings settings;
 
-	StartupLog(AuthSettings settings) {
+	private final SigningKey key;
+
+	StartupLog(Settings settings, SigningKey key) {
 		this.settings = settings;
+		this.key = key;
 	}
 
 	@Override
@@ -29,7 +33,7 @@ class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 				? web.getWebServer().getPort() : this.settings.port();
 		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} pool_size={} kid={} issuer={} rsa={}",
 				SimpleAuthApplication.version(), SpringBootVersion.getVersion(), Runtime.version().feature(),
-				this.settings.host(), port, this.settings.poolSize(), this.settings.signingKey().kid(),
+				this.settings.host(), port, this.settings.poolSize(), this.key.kid(),
 				this.settings.issuer(), NativeCrypto.rsaProvider());
 		String jdkSigning = NativeCrypto.jdkSigningReason();
 		if (jdkSigning != null) {

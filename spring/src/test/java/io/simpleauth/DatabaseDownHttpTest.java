@@ -7,6 +7,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Map;
 
+import io.simpleauth.config.Settings;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,17 +26,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * says so on /health and /token, and the paths MockMvc cannot see (chunked bodies, TRACE) answer per contract.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@ContextConfiguration(initializers = DatabaseDownHttpTest.Settings.class)
+@ContextConfiguration(initializers = DatabaseDownHttpTest.ServiceSettings.class)
 class DatabaseDownHttpTest {
 
-	static class Settings implements ApplicationContextInitializer<ConfigurableApplicationContext> {
+	static class ServiceSettings implements ApplicationContextInitializer<ConfigurableApplicationContext> {
 
 		@Override
 		public void initialize(ConfigurableApplicationContext context) {
-			SimpleAuthApplication
-				.registering(Vectors.settings(Map.of("DATABASE_URL", "postgres://auth:auth@127.0.0.1:1/auth",
-						"DB_ACQUIRE_TIMEOUT_MS", "300")))
-				.initialize(context);
+			Settings settings = Vectors.settings(
+					Map.of("DATABASE_URL", "postgres://auth:auth@127.0.0.1:1/auth", "DB_ACQUIRE_TIMEOUT_MS", "300"));
+			SimpleAuthApplication.registering(settings, Vectors.signingKey(settings)).initialize(context);
 		}
 
 	}

@@ -4,8 +4,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
-import io.simpleauth.config.AuthSettings;
-import io.simpleauth.config.InvalidSettingsException;
+import io.simpleauth.config.Settings;
+import io.simpleauth.token.SigningKey;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -34,15 +34,15 @@ public final class Vectors {
 	}
 
 	/** Settings as the service would read them with the dev key and otherwise the contract's defaults. */
-	public static AuthSettings settings(Map<String, String> overrides) {
+	public static Settings settings(Map<String, String> overrides) {
 		java.util.HashMap<String, String> env = new java.util.HashMap<>(overrides);
 		env.putIfAbsent("JWT_PRIVATE_KEY_FILE", DEV_KEY.toString());
-		try {
-			return AuthSettings.fromEnvironment(env);
-		}
-		catch (InvalidSettingsException ex) {
-			throw new IllegalStateException(ex.getMessage(), ex);
-		}
+		return Settings.fromEnvironment(env);
+	}
+
+	/** The key those settings name. */
+	public static SigningKey signingKey(Settings settings) {
+		return SigningKey.fromPem(settings.signingKeyPem());
 	}
 
 }

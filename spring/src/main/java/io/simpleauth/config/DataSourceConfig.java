@@ -17,12 +17,12 @@ public class DataSourceConfig {
 	static final long HIKARI_MIN_TIMEOUT_MS = 250;
 
 	@Bean(destroyMethod = "close")
-	public RecoveringDataSource dataSource(AuthSettings settings) {
+	public RecoveringDataSource dataSource(Settings settings) {
 		return new RecoveringDataSource(() -> new HikariDataSource(hikariConfig(settings)), settings.database(),
 				settings.acquireTimeoutMs());
 	}
 
-	static HikariConfig hikariConfig(AuthSettings settings) {
+	static HikariConfig hikariConfig(Settings settings) {
 		DatabaseSettings db = settings.database();
 		long acquireTimeout = Math.max(HIKARI_MIN_TIMEOUT_MS, settings.acquireTimeoutMs());
 		HikariConfig config = new HikariConfig();

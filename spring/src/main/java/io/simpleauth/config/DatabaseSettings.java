@@ -1,11 +1,9 @@
 package io.simpleauth.config;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -16,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
+
+import org.springframework.web.util.UriUtils;
 
 /**
  * A libpq connection URL ({@code postgres://user:pass@host:port/db?sslmode=disable}, the form fly.io
@@ -40,7 +40,7 @@ public record DatabaseSettings(String jdbcUrl, String username, String password)
 	private static final Map<String, String> LIBPQ_TO_PGJDBC = Map.of("connect_timeout", "connectTimeout",
 			"application_name", "ApplicationName", "sslcert", "sslcert", "sslkey", "sslkey");
 
-	public static DatabaseSettings fromUrl(String url) throws InvalidSettingsException {
+	public static DatabaseSettings fromUrl(String url) {
 		String rest;
 		if (url.startsWith("postgres://")) {
 			rest = url.substring("postgres://".length());
@@ -173,17 +173,17 @@ public record DatabaseSettings(String jdbcUrl, String username, String password)
 	 * PEM file holding a certificate, checked here so that a bad file stops the start rather than every connect.</li>
 	 * </ul>
 	 */
-	static Map<String, String> tlsParameters(String sslMode, String sslRootCert) throws InvalidSettingsException {
+	static Map<String, String> tlsParameters(String sslMode, String sslRootCert) {
 		String mode = sslMode == null ? DEFAULT_SSL_MODE : sslMode;
 		if (!SSL_MODES.contains(mode)) {
-			throw new InvalidSettingsException("DATABASE_URL has an unsupported sslmode '" + mode + "' (accepted: "
+			throw new SettingsException("DATABASE_URL has an unsupported sslmode '" + mode + "' (accepted: "
 					+ String.join(", ", SSL_MODES) + ")");
 		}
 		boolean rootGiven = sslRootCert != null && !sslRootCert.isEmpty();
 		Map<String, String> tls = new LinkedHashMap<>();
 		if (!rootGiven) {
 			if (mode.startsWith("verify-")) {
-				throw new InvalidSettingsException("DATABASE_URL has sslmode=" + mode
+				throw new SettingsException("DATABASE_URL has sslmode=" + mode
 						+ " without sslrootcert (a PEM file of CA certificates, or 'system')");
 			}
 			tls.put("sslmode", mode);
@@ -206,18 +206,18 @@ public record DatabaseSettings(String jdbcUrl, String username, String password)
 		return tls;
 	}
 
-	private static void checkReadableCertificates(String path) throws InvalidSettingsException {
+	private static void checkReadableCertificates(String path) {
 		try (InputStream in = Files.newInputStream(Path.of(path))) {
 			if (CertificateFactory.getInstance("X.509").generateCertificates(in).isEmpty()) {
-				throw new InvalidSettingsException("DATABASE_URL sslrootcert " + path + " holds no certificate");
+				throw new SettingsException("DATABASE_URL sslrootcert " + path + " holds no certificate");
 			}
 		}
 		catch (IOException | InvalidPathException ex) {
-			throw new InvalidSettingsException(
+			throw new SettingsException(
 					"DATABASE_URL sslrootcert " + path + " cannot be read (" + ex.getClass().getSimpleName() + ")");
 		}
 		catch (CertificateException ex) {
-			throw new InvalidSettingsException("DATABASE_URL sslrootcert " + path + " is not a PEM file of certificates");
+			throw new SettingsException("DATABASE_URL sslrootcert " + path + " is not a PEM file of certificates");
 		}
 	}
 
@@ -227,38 +227,21 @@ public record DatabaseSettings(String jdbcUrl, String username, String password)
 		return "DatabaseSettings[jdbcUrl=" + this.jdbcUrl + ", username=" + this.username + "]";
 	}
 
-	private static InvalidSettingsException invalid(String why) {
-		return new InvalidSettingsException("DATABASE_URL is malformed: " + why);
+	private static SettingsException invalid(String why) {
+		return new SettingsException("DATABASE_URL is malformed: " + why);
 	}
 
-	private static String decode(String s) throws InvalidSettingsException {
-		if (s.indexOf('%') < 0) {
-			return s;
-		}
-		byte[] raw = s.getBytes(StandardCharsets.UTF_8);
-		ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length);
-		for (int i = 0; i < raw.length; i++) {
-			if (raw[i] == '%') {
-				int hi = i + 1 < raw.length ? Character.digit(raw[i + 1], 16) : -1;
-				int lo = i + 2 < raw.length ? Character.digit(raw[i + 2], 16) : -1;
-				if (hi < 0 || lo < 0) {
-					throw invalid("bad percent-encoding");
-				}
-				out.write(hi * 16 + lo);
-				i += 2;
-			}
-			else {
-				out.write(raw[i]);
-			}
-		}
+	/**
+	 * Percent-decoding as libpq does it ('+' stays '+'), to UTF-8 that must be valid. The text goes through ISO-8859-1
+	 * (one char per byte) so that UriUtils hands back the exact bytes, which are then decoded strictly.
+	 */
+	private static String decode(String s) {
 		try {
-			return StandardCharsets.UTF_8.newDecoder()
-				.onMalformedInput(CodingErrorAction.REPORT)
-				.onUnmappableCharacter(CodingErrorAction.REPORT)
-				.decode(ByteBuffer.wrap(out.toByteArray()))
-				.toString();
+			byte[] bytes = UriUtils.decode(new String(s.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1),
+					StandardCharsets.ISO_8859_1).getBytes(StandardCharsets.ISO_8859_1);
+			return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
 		}
-		catch (CharacterCodingException ex) {
+		catch (IllegalArgumentException | CharacterCodingException ex) {
 			throw invalid("bad percent-encoding");
 		}
 	}

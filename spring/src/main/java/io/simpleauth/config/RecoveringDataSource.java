@@ -7,11 +7,11 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
-import io.simpleauth.user.DatabaseErrors;
 
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
@@ -31,9 +31,8 @@ public class RecoveringDataSource extends DelegatingDataSource implements AutoCl
 
 	private final AtomicReference<HikariDataSource> current;
 
-	private final String jdbcUrl;
-
-	private final Properties probeProperties;
+	/** Whether a plain connection to the database can be opened now (outside the pool). */
+	private final BooleanSupplier reachable;
 
 	private final AtomicBoolean outage = new AtomicBoolean();
 
@@ -42,20 +41,13 @@ public class RecoveringDataSource extends DelegatingDataSource implements AutoCl
 	private volatile long nextProbeNanos;
 
 	public RecoveringDataSource(Supplier<HikariDataSource> pools, DatabaseSettings db, long timeoutMs) {
+		this(pools, probe(db, timeoutMs));
+	}
+
+	RecoveringDataSource(Supplier<HikariDataSource> pools, BooleanSupplier reachable) {
 		this.pools = pools;
 		this.current = new AtomicReference<>(pools.get());
-		this.jdbcUrl = db.jdbcUrl();
-		this.probeProperties = new Properties();
-		if (db.username() != null) {
-			this.probeProperties.setProperty("user", db.username());
-		}
-		if (db.password() != null) {
-			this.probeProperties.setProperty("password", db.password());
-		}
-		String seconds = Long.toString(Math.max(1, (timeoutMs + 999) / 1000));
-		this.probeProperties.setProperty("connectTimeout", seconds);
-		this.probeProperties.setProperty("loginTimeout", seconds);
-		this.probeProperties.setProperty("socketTimeout", seconds);
+		this.reachable = reachable;
 		setTargetDataSource(this.current.get());
 	}
 
@@ -83,7 +75,7 @@ public class RecoveringDataSource extends DelegatingDataSource implements AutoCl
 		}
 		try {
 			this.nextProbeNanos = now + TimeUnit.MILLISECONDS.toNanos(PROBE_INTERVAL_MS);
-			if (this.outage.get() && reachable()) {
+			if (this.outage.get() && this.reachable.getAsBoolean()) {
 				HikariDataSource old = this.current.getAndSet(this.pools.get());
 				setTargetDataSource(this.current.get());
 				this.outage.set(false);
@@ -95,13 +87,28 @@ public class RecoveringDataSource extends DelegatingDataSource implements AutoCl
 		}
 	}
 
-	private boolean reachable() {
-		try (Connection probe = DriverManager.getDriver(this.jdbcUrl).connect(this.jdbcUrl, this.probeProperties)) {
-			return probe != null && probe.isValid(1);
+	/** A plain pgjdbc connection with the pool's credentials, timed out like a borrow. */
+	private static BooleanSupplier probe(DatabaseSettings db, long timeoutMs) {
+		Properties properties = new Properties();
+		if (db.username() != null) {
+			properties.setProperty("user", db.username());
 		}
-		catch (SQLException | RuntimeException ex) {
-			return false;
+		if (db.password() != null) {
+			properties.setProperty("password", db.password());
 		}
+		String seconds = Long.toString(Math.max(1, (timeoutMs + 999) / 1000));
+		properties.setProperty("connectTimeout", seconds);
+		properties.setProperty("loginTimeout", seconds);
+		properties.setProperty("socketTimeout", seconds);
+		String url = db.jdbcUrl();
+		return () -> {
+			try (Connection probe = DriverManager.getDriver(url).connect(url, properties)) {
+				return probe != null && probe.isValid(1);
+			}
+			catch (SQLException | RuntimeException ex) {
+				return false;
+			}
+		};
 	}
 
 	/** HikariCP's counters of the pool in use (for the pool gauges), or null before it has started. */

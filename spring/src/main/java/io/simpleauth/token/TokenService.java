@@ -1,30 +1,19 @@
 package io.simpleauth.token;
 
 import java.util.Optional;
-import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 
 import io.simpleauth.config.CpuBoundExecutor;
 import io.simpleauth.password.PasswordVerifier;
 import io.simpleauth.user.User;
 import io.simpleauth.user.UserRepository;
-import io.simpleauth.web.OAuthException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.stereotype.Service;
 
-/** The password grant: look the user up, verify the password, sign the token pair. */
+/** The password grant: look the user up, verify the password, issue the token pair. */
 @Service
 public class TokenService {
 
-	private static final Logger log = LoggerFactory.getLogger(TokenService.class);
-
-	/** Users whose unusable hash was already reported, so a data error is logged once, not per login. */
-	private static final int MAX_REPORTED = 10_000;
-
-	private final Set<UUID> reportedMalformed = ConcurrentHashMap.newKeySet();
+	private final UnusableHashLog unusableHashes = new UnusableHashLog();
 
 	private final UserRepository users;
 
@@ -41,35 +30,34 @@ public class TokenService {
 		this.cpu = cpu;
 	}
 
-	public TokenResponse passwordGrant(TokenRequest request) {
+	/**
+	 * The token pair, or empty when the credentials are refused: an unknown user, a wrong password and an unusable
+	 * stored hash alike, each after one argon2id run. A database failure is thrown (see DatabaseErrors).
+	 */
+	public Optional<TokenPair> passwordGrant(TokenRequest request) {
 		// The lookup runs on the request's virtual thread; the connection is back in the pool before the
 		// password check and the signatures run on the CPU pool.
 		Optional<User> found = this.users.findByEmail(request.username());
-		return this.cpu.call(() -> verifyAndSign(found, request.password()));
+		return this.cpu.call(() -> verifyAndIssue(found, request.password()));
 	}
 
-	private TokenResponse verifyAndSign(Optional<User> found, String password) {
+	private Optional<TokenPair> verifyAndIssue(Optional<User> found, String password) {
 		if (found.isEmpty()) {
 			// Same cost as a wrong argon2id password: no user enumeration by timing.
-			this.passwords.verifyDummy(password);
-			throw OAuthException.invalidGrant();
+			this.passwords.verifyUnknownUser(password);
+			return Optional.empty();
 		}
 		User user = found.get();
-		switch (this.passwords.verify(password, user.passwordHash())) {
-			case MATCH -> {
-				return this.signer.issue(user);
-			}
-			case MALFORMED -> {
+		return switch (this.passwords.verify(password, user.passwordHash())) {
+			case MATCH -> Optional.of(this.signer.issue(user));
+			case MISMATCH -> Optional.empty();
+			case UNUSABLE -> {
 				// Costs what an unknown user costs, so a disabled or broken account cannot be told apart by timing.
 				this.passwords.padUnusable(password);
-				if (this.reportedMalformed.size() < MAX_REPORTED && this.reportedMalformed.add(user.id())) {
-					log.warn("data error: user {} has an unusable password_hash (unknown scheme or malformed); login refused",
-							user.id());
-				}
-				throw OAuthException.invalidGrant();
+				this.unusableHashes.report(user.id());
+				yield Optional.empty();
 			}
-			default -> throw OAuthException.invalidGrant();
-		}
+		};
 	}
 
 }

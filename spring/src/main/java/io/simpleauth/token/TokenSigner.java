@@ -3,10 +3,12 @@ package io.simpleauth.token;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
-import io.simpleauth.config.AuthSettings;
-import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.config.Settings;
+import io.simpleauth.metrics.Metrics;
 import io.simpleauth.user.User;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -18,8 +20,8 @@ import org.springframework.security.oauth2.jwt.JwtEncoderParameters;
 import org.springframework.stereotype.Component;
 
 /**
- * Builds the claims of the access and ID tokens; the JwtEncoder signs. Header {alg, typ, kid} only;
- * {@code aud} a plain string; both tokens share iat, exp and sid.
+ * Issues token pairs: builds the claims of the access and ID tokens, the JwtEncoder signs. Header {alg, typ, kid}
+ * only; {@code aud} a plain string; both tokens share iat, exp and sid. Also the JWK set that verifies them.
  */
 @Component
 public class TokenSigner {
@@ -36,14 +38,16 @@ public class TokenSigner {
 
 	private final Clock clock;
 
-	private final ServiceMetrics metrics;
+	private final Metrics metrics;
+
+	private final Map<String, List<Map<String, String>>> jwks;
 
 	@Autowired
-	public TokenSigner(JwtEncoder encoder, SigningKey signingKey, AuthSettings settings, ServiceMetrics metrics) {
+	public TokenSigner(JwtEncoder encoder, SigningKey signingKey, Settings settings, Metrics metrics) {
 		this(encoder, signingKey, settings, metrics, Clock.systemUTC());
 	}
 
-	TokenSigner(JwtEncoder encoder, SigningKey signingKey, AuthSettings settings, ServiceMetrics metrics, Clock clock) {
+	TokenSigner(JwtEncoder encoder, SigningKey signingKey, Settings settings, Metrics metrics, Clock clock) {
 		this.encoder = encoder;
 		this.metrics = metrics;
 		this.header = JwsHeader.with(SignatureAlgorithm.RS256).type("JWT").keyId(signingKey.kid()).build();
@@ -51,10 +55,11 @@ public class TokenSigner {
 		this.audience = settings.audience();
 		this.ttlSeconds = settings.tokenTtlSeconds();
 		this.clock = clock;
+		this.jwks = Map.of("keys", List.of(signingKey.publicJwk()));
 	}
 
 	/** Both tokens, timed as one pair ({@code simpleauth_token_signing_duration_seconds}). */
-	public TokenResponse issue(User user) {
+	public TokenPair issue(User user) {
 		long started = System.nanoTime();
 		Instant issuedAt = this.clock.instant().truncatedTo(ChronoUnit.SECONDS);
 		Instant expiresAt = issuedAt.plusSeconds(this.ttlSeconds);
@@ -72,7 +77,12 @@ public class TokenSigner {
 		String idToken = sign(id);
 
 		this.metrics.tokenPairSigned(System.nanoTime() - started);
-		return new TokenResponse(accessToken, idToken, "Bearer", this.ttlSeconds);
+		return new TokenPair(accessToken, idToken, this.ttlSeconds);
+	}
+
+	/** The JWK set (RFC 7517) with the one public key: {@code {"keys":[{kty, use, alg, kid, n, e}]}}. */
+	public Map<String, List<Map<String, String>>> jwks() {
+		return this.jwks;
 	}
 
 	private JwtClaimsSet.Builder common(String subject, Instant issuedAt, Instant expiresAt, String sid) {

@@ -2,24 +2,17 @@ package io.simpleauth.user;
 
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import io.simpleauth.config.DatabaseErrors;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 
-/**
- * Reads users by e-mail (pgjdbc caches the prepared statement per connection). Also notes database
- * outages: one warning when lookups start failing for lack of a database, one line when they work again.
- */
+/** Reads users by e-mail (pgjdbc caches the prepared statement per connection). */
 @Repository
 public class UserRepository {
-
-	private static final Logger log = LoggerFactory.getLogger(UserRepository.class);
 
 	/** The same query in every stack; the column is stored lowercase, so this hits the unique index. */
 	static final String FIND_BY_EMAIL = "SELECT id, username, name, email, password_hash FROM users WHERE email = lower(?)";
@@ -29,26 +22,29 @@ public class UserRepository {
 
 	private final JdbcClient jdbc;
 
-	private final AtomicBoolean unavailable = new AtomicBoolean();
+	private final OutageLog outages = new OutageLog();
 
 	public UserRepository(JdbcClient jdbc) {
 		this.jdbc = jdbc;
 	}
 
+	/**
+	 * The user, or empty. Throws {@link DatabaseUnavailableException} when the database cannot be reached (see
+	 * DatabaseErrors), any other data error as Spring's DataAccessException.
+	 */
 	public Optional<User> findByEmail(String email) {
 		Optional<User> user;
 		try {
 			user = this.jdbc.sql(FIND_BY_EMAIL).param(email).query(USER).optional();
 		}
 		catch (DataAccessException ex) {
-			if (DatabaseErrors.isUnavailable(ex) && this.unavailable.compareAndSet(false, true)) {
-				log.warn("database unavailable, /token answers 503 until it is back: {}", DatabaseErrors.rootCause(ex));
+			if (!DatabaseErrors.isUnavailable(ex)) {
+				throw ex;
 			}
-			throw ex;
+			this.outages.failed(ex);
+			throw new DatabaseUnavailableException(ex);
 		}
-		if (this.unavailable.compareAndSet(true, false)) {
-			log.info("database available again");
-		}
+		this.outages.succeeded();
 		return user;
 	}
 

@@ -1,5 +1,6 @@
 package io.simpleauth.web;
 
+import io.simpleauth.config.DatabaseErrors;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 
@@ -19,29 +20,22 @@ public class ApiErrorController implements ErrorController {
 	@RequestMapping("/error")
 	public ResponseEntity<ErrorBody> error(HttpServletRequest request) {
 		if (!(request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE) instanceof Integer code)) {
-			return ErrorResponses.notFound();
+			return ApiError.notFound().toResponse();
 		}
 		Object failure = request.getAttribute(RequestDispatcher.ERROR_EXCEPTION);
-		if (failure instanceof Throwable t && ErrorResponses.isDatabaseUnavailable(t)) {
-			return ErrorResponses.temporarilyUnavailable();
+		if (failure instanceof Throwable t && DatabaseErrors.isUnavailable(t)) {
+			return ApiError.temporarilyUnavailable().toResponse();
 		}
 		HttpStatus status = HttpStatus.resolve(code);
-		if (status == null || status.is5xxServerError()) {
-			return ErrorResponses.serverError();
+		if (status == null) {
+			return ApiError.serverError().toResponse();
 		}
-		return switch (status) {
-			case NOT_FOUND -> ErrorResponses.notFound();
+		if (status == HttpStatus.METHOD_NOT_ALLOWED) {
 			// Not expected (MethodRulesFilter answers every 405 first); an unknown path is still a 404.
-			case METHOD_NOT_ALLOWED -> {
-				String allow = Routes.allowFor((String) request.getAttribute(RequestDispatcher.ERROR_REQUEST_URI));
-				yield allow != null ? ErrorResponses.methodNotAllowed(allow) : ErrorResponses.notFound();
-			}
-			case UNSUPPORTED_MEDIA_TYPE -> ErrorResponses.of(status, new ErrorBody("invalid_request",
-					"Content-Type must be application/json or application/x-www-form-urlencoded"));
-			case CONTENT_TOO_LARGE -> ErrorResponses.of(status,
-					new ErrorBody("invalid_request", "request body is too large"));
-			default -> ErrorResponses.of(status, new ErrorBody("invalid_request", "malformed request"));
-		};
+			String allow = Routes.allowFor((String) request.getAttribute(RequestDispatcher.ERROR_REQUEST_URI));
+			return (allow != null ? ApiError.methodNotAllowed(allow) : ApiError.notFound()).toResponse();
+		}
+		return ApiError.ofStatus(status).toResponse();
 	}
 
 }

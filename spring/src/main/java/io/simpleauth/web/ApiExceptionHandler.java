@@ -2,14 +2,15 @@ package io.simpleauth.web;
 
 import java.util.Set;
 
-import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.config.DatabaseErrors;
+import io.simpleauth.metrics.Metrics;
+import io.simpleauth.user.DatabaseUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.http.HttpMethod;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.HttpMediaTypeNotAcceptableException;
@@ -34,15 +35,19 @@ public class ApiExceptionHandler {
 
 	private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
 
-	private final ServiceMetrics metrics;
+	private final Metrics metrics;
 
-	public ApiExceptionHandler(ServiceMetrics metrics) {
+	public ApiExceptionHandler(Metrics metrics) {
 		this.metrics = metrics;
+		for (ApiError answer : ApiError.tokenAnswers()) {
+			metrics.expectTokenRequests(answer.status().value(), answer.code().code());
+		}
 	}
 
-	@ExceptionHandler(OAuthException.class)
-	public ResponseEntity<ErrorBody> oauth(OAuthException ex, HttpServletRequest request) {
-		return counted(request, ErrorResponses.of(ex.status(), new ErrorBody(ex.error(), ex.description())));
+	@ExceptionHandler(ApiError.class)
+	public ResponseEntity<ErrorBody> apiError(ApiError error, HttpServletRequest request) {
+		TokenController.answered(this.metrics, request, error.status().value(), error.code().code());
+		return error.toResponse();
 	}
 
 	/**
@@ -53,44 +58,49 @@ public class ApiExceptionHandler {
 	public ResponseEntity<ErrorBody> methodNotAllowed(HttpRequestMethodNotSupportedException ex) {
 		Set<HttpMethod> supported = ex.getSupportedHttpMethods();
 		boolean post = supported != null && supported.contains(HttpMethod.POST);
-		return ErrorResponses.methodNotAllowed(post ? Routes.POST : Routes.GET_HEAD);
+		return ApiError.methodNotAllowed(post ? Routes.POST : Routes.GET_HEAD).toResponse();
 	}
 
 	@ExceptionHandler(HttpMediaTypeNotSupportedException.class)
 	public ResponseEntity<ErrorBody> unsupportedMediaType(HttpServletRequest request) {
-		return oauth(OAuthException.unsupportedMediaType(), request);
+		return apiError(ApiError.unsupportedMediaType(), request);
 	}
 
 	@ExceptionHandler(HttpMediaTypeNotAcceptableException.class)
 	public ResponseEntity<ErrorBody> notAcceptable() {
-		return ErrorResponses.of(HttpStatus.NOT_ACCEPTABLE,
-				new ErrorBody("invalid_request", "only application/json responses are available"));
+		return ApiError.notAcceptable().toResponse();
 	}
 
 	@ExceptionHandler({ NoHandlerFoundException.class, NoResourceFoundException.class })
 	public ResponseEntity<ErrorBody> notFound() {
-		return ErrorResponses.notFound();
+		return ApiError.notFound().toResponse();
 	}
 
 	@ExceptionHandler({ HttpMessageNotReadableException.class, ServletRequestBindingException.class,
 			MethodArgumentTypeMismatchException.class })
 	public ResponseEntity<ErrorBody> badRequest(HttpServletRequest request) {
-		return oauth(OAuthException.invalidRequest("malformed request"), request);
+		return apiError(ApiError.invalidRequest("malformed request"), request);
 	}
 
 	@ExceptionHandler(MaxUploadSizeExceededException.class)
 	public ResponseEntity<ErrorBody> tooLarge(HttpServletRequest request) {
-		return oauth(OAuthException.payloadTooLarge(TokenController.MAX_BODY_BYTES), request);
+		return apiError(ApiError.payloadTooLarge(TokenController.MAX_BODY_BYTES), request);
 	}
 
+	/** Logged once per outage by UserRepository, not per request. */
+	@ExceptionHandler(DatabaseUnavailableException.class)
+	public ResponseEntity<ErrorBody> databaseUnavailable(HttpServletRequest request) {
+		return apiError(ApiError.temporarilyUnavailable(), request);
+	}
+
+	/** Any other data error is a 500, unless it too means the database is unavailable (one not raised by a lookup). */
 	@ExceptionHandler(DataAccessException.class)
 	public ResponseEntity<ErrorBody> database(DataAccessException ex, HttpServletRequest request) {
-		if (ErrorResponses.isDatabaseUnavailable(ex)) {
-			// Logged once per outage by UserRepository, not per request.
-			return counted(request, ErrorResponses.temporarilyUnavailable());
+		if (DatabaseErrors.isUnavailable(ex)) {
+			return apiError(ApiError.temporarilyUnavailable(), request);
 		}
 		log.error("database error", ex);
-		return counted(request, ErrorResponses.serverError());
+		return apiError(ApiError.serverError(), request);
 	}
 
 	/** The client went away mid-response: nothing to answer. */
@@ -101,12 +111,7 @@ public class ApiExceptionHandler {
 	@ExceptionHandler(Exception.class)
 	public ResponseEntity<ErrorBody> unexpected(Exception ex, HttpServletRequest request) {
 		log.error("unexpected error", ex);
-		return counted(request, ErrorResponses.serverError());
-	}
-
-	private ResponseEntity<ErrorBody> counted(HttpServletRequest request, ResponseEntity<ErrorBody> response) {
-		TokenController.answered(this.metrics, request, response.getStatusCode().value(), response.getBody().error());
-		return response;
+		return apiError(ApiError.serverError(), request);
 	}
 
 }

@@ -10,6 +10,4 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 public record ErrorBody(@JsonProperty("error") String error,
 		@JsonProperty("error_description") String errorDescription) {
 
-	public static final ErrorBody NOT_FOUND = new ErrorBody("not_found", null);
-
 }

@@ -1,11 +1,6 @@
 package io.simpleauth.web;
 
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-
-import com.nimbusds.jose.util.Base64URL;
-import io.simpleauth.token.SigningKey;
+import io.simpleauth.token.TokenSigner;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.HttpHeaders;
@@ -14,25 +9,14 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-/** GET /.well-known/jwks.json: the one public key, serialised once at start. */
+/** GET /.well-known/jwks.json: the signer's JWK set, serialised once at start. */
 @RestController
 public class JwksController {
 
 	private final byte[] jwks;
 
-	public JwksController(SigningKey signingKey) {
-		this.jwks = JsonMapper.shared().writeValueAsBytes(Map.of("keys", List.of(publicJwk(signingKey))));
-	}
-
-	static Map<String, String> publicJwk(SigningKey key) {
-		Map<String, String> jwk = new LinkedHashMap<>();
-		jwk.put("kty", "RSA");
-		jwk.put("use", "sig");
-		jwk.put("alg", "RS256");
-		jwk.put("kid", key.kid());
-		jwk.put("n", Base64URL.encode(key.publicKey().getModulus()).toString());
-		jwk.put("e", Base64URL.encode(key.publicKey().getPublicExponent()).toString());
-		return jwk;
+	public JwksController(TokenSigner signer) {
+		this.jwks = JsonMapper.shared().writeValueAsBytes(signer.jwks());
 	}
 
 	@GetMapping("/.well-known/jwks.json")

@@ -1,12 +1,12 @@
 package io.simpleauth.web;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -27,11 +27,11 @@ import org.springframework.web.filter.OncePerRequestFilter;
 @Order(Ordered.HIGHEST_PRECEDENCE)
 public class MethodRulesFilter extends OncePerRequestFilter {
 
-	private static final byte[] NOT_ALLOWED_POST = body(Routes.POST);
+	private static final byte[] NOT_ALLOWED_POST = json(ApiError.methodNotAllowed(Routes.POST));
 
-	private static final byte[] NOT_ALLOWED_GET_HEAD = body(Routes.GET_HEAD);
+	private static final byte[] NOT_ALLOWED_GET_HEAD = json(ApiError.methodNotAllowed(Routes.GET_HEAD));
 
-	private static final byte[] NOT_FOUND = "{\"error\":\"not_found\"}".getBytes(StandardCharsets.UTF_8);
+	private static final byte[] NOT_FOUND = json(ApiError.notFound());
 
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
@@ -66,10 +66,9 @@ public class MethodRulesFilter extends OncePerRequestFilter {
 		}
 	}
 
-	/** The same bytes {@link ErrorResponses#methodNotAllowed} produces through Jackson. */
-	private static byte[] body(String allow) {
-		return ("{\"error\":\"invalid_request\",\"error_description\":\"" + ErrorResponses.methodNotAllowedDescription(allow)
-				+ "\"}").getBytes(StandardCharsets.UTF_8);
+	/** The body the same error has when Spring MVC answers it. */
+	private static byte[] json(ApiError error) {
+		return JsonMapper.shared().writeValueAsBytes(error.toResponse().getBody());
 	}
 
 }

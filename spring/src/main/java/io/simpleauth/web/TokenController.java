@@ -3,9 +3,9 @@ package io.simpleauth.web;
 import java.io.IOException;
 import java.io.InputStream;
 
-import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.metrics.Metrics;
+import io.simpleauth.token.TokenPair;
 import io.simpleauth.token.TokenRequest;
-import io.simpleauth.token.TokenResponse;
 import io.simpleauth.token.TokenService;
 import jakarta.servlet.http.HttpServletRequest;
 
@@ -31,11 +31,12 @@ public class TokenController {
 
 	private final TokenService tokens;
 
-	private final ServiceMetrics metrics;
+	private final Metrics metrics;
 
-	public TokenController(TokenService tokens, ServiceMetrics metrics) {
+	public TokenController(TokenService tokens, Metrics metrics) {
 		this.tokens = tokens;
 		this.metrics = metrics;
+		metrics.expectTokenRequests(200, Metrics.NO_ERROR);
 	}
 
 	@PostMapping("/token")
@@ -44,17 +45,17 @@ public class TokenController {
 		TokenRequestParser.Format format = TokenRequestParser.formatOf(request.getContentType());
 		byte[] body = readBody(request);
 		TokenRequest tokenRequest = TokenRequestParser.parse(format, body);
-		TokenResponse response = this.tokens.passwordGrant(tokenRequest);
-		answered(this.metrics, request, 200, "none");
+		TokenPair pair = this.tokens.passwordGrant(tokenRequest).orElseThrow(ApiError::invalidGrant);
+		answered(this.metrics, request, 200, Metrics.NO_ERROR);
 		return ResponseEntity.ok()
 			.contentType(MediaType.APPLICATION_JSON)
 			.cacheControl(CacheControl.noStore())
 			.header(HttpHeaders.PRAGMA, "no-cache")
-			.body(response);
+			.body(TokenResponse.of(pair));
 	}
 
 	/** Counts the answer to a POST /token this controller took (once), and nothing for any other request. */
-	static void answered(ServiceMetrics metrics, HttpServletRequest request, int status, String error) {
+	static void answered(Metrics metrics, HttpServletRequest request, int status, String error) {
 		if (request.getAttribute(STARTED) instanceof Long started) {
 			request.removeAttribute(STARTED);
 			metrics.tokenRequest(status, error, System.nanoTime() - started);
@@ -64,18 +65,18 @@ public class TokenController {
 	/** At most {@value #MAX_BODY_BYTES} bytes, whether announced by Content-Length or sent chunked. */
 	private static byte[] readBody(HttpServletRequest request) {
 		if (request.getContentLengthLong() > MAX_BODY_BYTES) {
-			throw OAuthException.payloadTooLarge(MAX_BODY_BYTES);
+			throw ApiError.payloadTooLarge(MAX_BODY_BYTES);
 		}
 		try {
 			InputStream in = request.getInputStream();
 			byte[] body = in.readNBytes(MAX_BODY_BYTES + 1);
 			if (body.length > MAX_BODY_BYTES) {
-				throw OAuthException.payloadTooLarge(MAX_BODY_BYTES);
+				throw ApiError.payloadTooLarge(MAX_BODY_BYTES);
 			}
 			return body;
 		}
 		catch (IOException ex) {
-			throw OAuthException.invalidRequest("the request body could not be read");
+			throw ApiError.invalidRequest("the request body could not be read");
 		}
 	}
 

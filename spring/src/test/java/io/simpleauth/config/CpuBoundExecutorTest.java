@@ -1,6 +1,5 @@
 package io.simpleauth.config;
 
-import io.simpleauth.web.OAuthException;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -21,7 +20,7 @@ class CpuBoundExecutorTest {
 
 	@Test
 	void runtimeExceptionsReachTheCallerUnwrapped() {
-		OAuthException failure = OAuthException.invalidGrant();
+		IllegalArgumentException failure = new IllegalArgumentException("refused");
 		assertThatThrownBy(() -> this.cpu.call(() -> {
 			throw failure;
 		})).isSameAs(failure);

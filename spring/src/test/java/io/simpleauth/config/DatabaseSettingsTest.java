@@ -11,7 +11,7 @@ class DatabaseSettingsTest {
 
 	@Test
 	void theContractDefault() throws Exception {
-		DatabaseSettings db = DatabaseSettings.fromUrl(AuthSettings.DEFAULT_DATABASE_URL);
+		DatabaseSettings db = DatabaseSettings.fromUrl(Settings.DEFAULT_DATABASE_URL);
 		assertThat(db.jdbcUrl()).isEqualTo("jdbc:postgresql://127.0.0.1:5432/auth?sslmode=prefer");
 		assertThat(db.username()).isEqualTo("auth");
 		assertThat(db.password()).isEqualTo("auth");
@@ -34,6 +34,13 @@ class DatabaseSettingsTest {
 			.isEqualTo("jdbc:postgresql://[::1]:5432/d?connectTimeout=5&ApplicationName=x&sslmode=prefer");
 		assertThat(db.username()).isEqualTo("u");
 		assertThat(db.password()).isNull();
+	}
+
+	@Test
+	void aPlusInTheUrlIsAPlusAndEscapesAreUtf8() throws Exception {
+		DatabaseSettings db = DatabaseSettings.fromUrl("postgres://us%C3%A9r:a+b%2Bc@localhost/app");
+		assertThat(db.username()).isEqualTo("us\u00e9r");
+		assertThat(db.password()).isEqualTo("a+b+c");
 	}
 
 	@Test
@@ -97,7 +104,7 @@ class DatabaseSettingsTest {
 	@ValueSource(strings = { "bogus", "allow", "VERIFY-FULL", "Require", "", "verify_full" })
 	void otherSslModesAreRefusedNamingTheAcceptedOnes(String mode) {
 		assertThatThrownBy(() -> DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode))
-			.isInstanceOf(InvalidSettingsException.class)
+			.isInstanceOf(SettingsException.class)
 			.hasMessageContaining("sslmode '" + mode + "'")
 			.hasMessageContaining("disable, prefer, require, verify-ca, verify-full")
 			.hasMessageNotContaining("\n");
@@ -107,7 +114,7 @@ class DatabaseSettingsTest {
 	@ValueSource(strings = { "verify-ca", "verify-full" })
 	void verifyingWithoutARootCertificateIsRefused(String mode) {
 		for (String url : new String[] { BASE + "?sslmode=" + mode, BASE + "?sslmode=" + mode + "&sslrootcert=" }) {
-			assertThatThrownBy(() -> DatabaseSettings.fromUrl(url)).isInstanceOf(InvalidSettingsException.class)
+			assertThatThrownBy(() -> DatabaseSettings.fromUrl(url)).isInstanceOf(SettingsException.class)
 				.hasMessageContaining("sslmode=" + mode)
 				.hasMessageContaining("sslrootcert");
 		}
@@ -120,7 +127,7 @@ class DatabaseSettingsTest {
 		for (String mode : new String[] { "require", "verify-ca", "verify-full", "prefer" }) {
 			assertThatThrownBy(() -> DatabaseSettings.fromUrl(BASE + "?sslmode=" + mode + "&sslrootcert=" + path))
 				.as(mode + " " + path)
-				.isInstanceOf(InvalidSettingsException.class)
+				.isInstanceOf(SettingsException.class)
 				.hasMessageContaining("sslrootcert " + path);
 		}
 	}
@@ -132,9 +139,10 @@ class DatabaseSettingsTest {
 	@ParameterizedTest
 	@ValueSource(strings = { "", "not a url", "mysql://u:p@host/db", "postgres://", "postgres://u:p@/db",
 			"postgres://u:p@host:notaport/db", "postgres://u:p@host:99999/db", "postgres://u:p%zz@host/db",
-			"postgres://u:p@[::1/db", "postgres://u:p@host/db?sslmode" })
+			"postgres://u:p@[::1/db", "postgres://u:p@host/db?sslmode", "postgres://u:p%C3%28@host/db",
+			"postgres://u:p%2@host/db", "postgres://u:p@host/db%" })
 	void malformedUrlsAreRefusedWithTheVariableNamed(String url) {
-		assertThatThrownBy(() -> DatabaseSettings.fromUrl(url)).isInstanceOf(InvalidSettingsException.class)
+		assertThatThrownBy(() -> DatabaseSettings.fromUrl(url)).isInstanceOf(SettingsException.class)
 			.hasMessageStartingWith("DATABASE_URL is malformed");
 	}
 
@@ -143,9 +151,9 @@ class DatabaseSettingsTest {
 			"TOKEN_TTL_SECONDS=-1", "LOG_LEVEL=loud" })
 	void badNumbersAndLevelsAreRefused(String assignment) {
 		String[] kv = assignment.split("=", 2);
-		assertThatThrownBy(() -> AuthSettings
+		assertThatThrownBy(() -> Settings
 			.fromEnvironment(java.util.Map.of(kv[0], kv[1], "JWT_PRIVATE_KEY_FILE", "../spec/keys/dev-rsa-2048.pem")))
-			.isInstanceOf(InvalidSettingsException.class)
+			.isInstanceOf(SettingsException.class)
 			.hasMessageContaining(kv[0]);
 	}
 

@@ -6,8 +6,7 @@ import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
-import io.simpleauth.metrics.ServiceMetrics;
-import io.simpleauth.password.PasswordVerifier.Outcome;
+import io.simpleauth.metrics.Metrics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -20,13 +19,13 @@ class PasswordVerifierTest {
 
 	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
-	private final PasswordVerifier verifier = new PasswordVerifier(new ServiceMetrics(this.registry));
+	private final PasswordVerifier verifier = new PasswordVerifier(new Metrics(this.registry));
 
 	static Stream<Arguments> passwordVectors() {
 		List<Arguments> cases = new ArrayList<>();
 		for (JsonNode v : Vectors.json().get("passwords")) {
-			Outcome expected = v.path("malformed").asBoolean(false) ? Outcome.MALFORMED
-					: v.get("valid").asBoolean() ? Outcome.MATCH : Outcome.MISMATCH;
+			Verification expected = v.path("malformed").asBoolean(false) ? Verification.UNUSABLE
+					: v.get("valid").asBoolean() ? Verification.MATCH : Verification.MISMATCH;
 			cases.add(Arguments.of(v.get("name").stringValue(), v.get("password").stringValue(),
 					v.get("hash").stringValue(), expected));
 		}
@@ -36,7 +35,7 @@ class PasswordVerifierTest {
 
 	@ParameterizedTest(name = "{0}")
 	@MethodSource("passwordVectors")
-	void everySharedVector(String name, String password, String hash, Outcome expected) {
+	void everySharedVector(String name, String password, String hash, Verification expected) {
 		assertThat(this.verifier.verify(password, hash)).as(name).isEqualTo(expected);
 	}
 
@@ -46,12 +45,12 @@ class PasswordVerifierTest {
 		String params = "m=" + defaults.get("m").asInt() + ",t=" + defaults.get("t").asInt() + ",p="
 				+ defaults.get("p").asInt();
 		assertThat(PasswordVerifier.DUMMY_HASH).startsWith("$argon2id$v=19$" + params + "$");
-		assertThat(this.verifier.verify("whatever", PasswordVerifier.DUMMY_HASH)).isEqualTo(Outcome.MISMATCH);
+		assertThat(this.verifier.verify("whatever", PasswordVerifier.DUMMY_HASH)).isEqualTo(Verification.MISMATCH);
 	}
 
 	@Test
-	void aNullHashIsMalformedNotACrash() {
-		assertThat(this.verifier.verify("x", null)).isEqualTo(Outcome.MALFORMED);
+	void aNullHashIsUnusableNotACrash() {
+		assertThat(this.verifier.verify("x", null)).isEqualTo(Verification.UNUSABLE);
 	}
 
 	@Test
@@ -62,7 +61,7 @@ class PasswordVerifierTest {
 		this.verifier.verify("x", "$hmac-sha256$not base64!$x");
 		this.verifier.verify("x", "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy");
 		this.verifier.verify("x", null);
-		this.verifier.verifyDummy("x");
+		this.verifier.verifyUnknownUser("x");
 		assertThat(checks("hmac-sha256", "match")).isEqualTo(1);
 		assertThat(checks("hmac-sha256", "mismatch")).isEqualTo(1);
 		assertThat(checks("hmac-sha256", "unusable")).isEqualTo(1);
@@ -82,7 +81,7 @@ class PasswordVerifierTest {
 	@Test
 	void absurdArgon2ParametersFromDataAreRefusedNotComputed() {
 		String huge = "$argon2id$v=19$m=2000000000,t=2,p=1$/aNuSw+NVpEX1i/cSRL/0Q$7ANI+9Bn7BQexYE+jCxcw3Ys0DheKsm8wAf+7WstZAs";
-		assertThat(this.verifier.verify("x", huge)).isEqualTo(Outcome.MALFORMED);
+		assertThat(this.verifier.verify("x", huge)).isEqualTo(Verification.UNUSABLE);
 	}
 
 }

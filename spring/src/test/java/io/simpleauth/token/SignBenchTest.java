@@ -8,8 +8,8 @@ import com.nimbusds.jose.crypto.RSASSAVerifier;
 import com.nimbusds.jwt.SignedJWT;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
-import io.simpleauth.config.AuthSettings;
-import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.config.Settings;
+import io.simpleauth.metrics.Metrics;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,16 +17,18 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 
 class SignBenchTest {
 
-	private final AuthSettings settings = Vectors.settings(Map.of());
+	private final Settings settings = Vectors.settings(Map.of());
 
-	private final TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(this.settings.signingKey()),
-			this.settings.signingKey(), this.settings, new ServiceMetrics(new SimpleMeterRegistry()));
+	private final SigningKey key = Vectors.signingKey(this.settings);
+
+	private final TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(this.key), this.key, this.settings,
+			new Metrics(new SimpleMeterRegistry()));
 
 	@Test
 	void aShortRunMakesTokenPairsThatVerify() throws Exception {
-		List<TokenResponse> made = new ArrayList<>();
+		List<TokenPair> made = new ArrayList<>();
 		SignBench.Result result = SignBench.measure(() -> {
-			TokenResponse pair = this.signer.issue(SignBench.SAMPLE_USER);
+			TokenPair pair = this.signer.issue(SignBench.SAMPLE_USER);
 			made.add(pair);
 			return pair;
 		}, 0.2);
@@ -37,8 +39,8 @@ class SignBenchTest {
 		assertThat(result.tokenChars())
 			.isEqualTo(made.stream().mapToLong(p -> p.accessToken().length() + p.idToken().length()).sum());
 
-		RSASSAVerifier verifier = new RSASSAVerifier(this.settings.signingKey().publicKey());
-		TokenResponse last = made.get(made.size() - 1);
+		RSASSAVerifier verifier = new RSASSAVerifier(this.key.publicKey());
+		TokenPair last = made.get(made.size() - 1);
 		SignedJWT access = SignedJWT.parse(last.accessToken());
 		SignedJWT id = SignedJWT.parse(last.idToken());
 		assertThat(access.verify(verifier)).isTrue();

@@ -12,8 +12,8 @@ import com.nimbusds.jose.crypto.RSASSAVerifier;
 import com.nimbusds.jwt.SignedJWT;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
-import io.simpleauth.config.AuthSettings;
-import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.config.Settings;
+import io.simpleauth.metrics.Metrics;
 import io.simpleauth.user.User;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -25,21 +25,22 @@ class TokenSignerTest {
 
 	private static final Instant NOW = Instant.parse("2026-01-02T03:04:05.678Z");
 
-	private final AuthSettings settings = Vectors.settings(
+	private final Settings settings = Vectors.settings(
 			Map.of("JWT_ISSUER", "https://issuer.test", "JWT_AUDIENCE", "test-api", "TOKEN_TTL_SECONDS", "900"));
+
+	private final SigningKey key = Vectors.signingKey(this.settings);
 
 	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
-	private final TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(this.settings.signingKey()),
-			this.settings.signingKey(), this.settings, new ServiceMetrics(this.registry), Clock.fixed(NOW, ZoneOffset.UTC));
+	private final TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(this.key), this.key,
+			this.settings, new Metrics(this.registry), Clock.fixed(NOW, ZoneOffset.UTC));
 
 	private final User john = new User(UUID.fromString("953b48eb-02ef-f93e-f582-e9b9ce4685b5"), "johndoe", "John Doe",
 			"john@example.com", "unused");
 
 	@Test
 	void theTokenPairHasExactlyTheContractsHeadersAndClaims() throws Exception {
-		TokenResponse response = this.signer.issue(this.john);
-		assertThat(response.tokenType()).isEqualTo("Bearer");
+		TokenPair response = this.signer.issue(this.john);
 		assertThat(response.expiresIn()).isEqualTo(900);
 
 		JsonNode accessHeader = part(response.accessToken(), 0);
@@ -73,7 +74,7 @@ class TokenSignerTest {
 		assertThat(id.get("email").stringValue()).isEqualTo("john@example.com");
 		assertThat(id.get("at_hash").stringValue()).isEqualTo(AtHash.of(response.accessToken()));
 
-		RSASSAVerifier verifier = new RSASSAVerifier(this.settings.signingKey().publicKey());
+		RSASSAVerifier verifier = new RSASSAVerifier(this.key.publicKey());
 		assertThat(SignedJWT.parse(response.accessToken()).verify(verifier)).isTrue();
 		assertThat(SignedJWT.parse(response.idToken()).verify(verifier)).isTrue();
 	}
@@ -87,12 +88,22 @@ class TokenSignerTest {
 
 	@Test
 	void sidAndJtiAreFreshOnEveryCall() {
-		TokenResponse first = this.signer.issue(this.john);
-		TokenResponse second = this.signer.issue(this.john);
+		TokenPair first = this.signer.issue(this.john);
+		TokenPair second = this.signer.issue(this.john);
 		assertThat(part(first.accessToken(), 1).get("sid").stringValue())
 			.isNotEqualTo(part(second.accessToken(), 1).get("sid").stringValue());
 		assertThat(part(first.accessToken(), 1).get("jti").stringValue())
 			.isNotEqualTo(part(second.accessToken(), 1).get("jti").stringValue());
+	}
+
+	/** The contract's bytes (spec/README §3): members in the order kty, use, alg, kid, n, e. */
+	@Test
+	void theJwkSetIsTheVectorsKeyInTheContractsOrder() {
+		JsonNode expected = Vectors.json().get("keys").get(0).get("jwk");
+		String json = JsonMapper.shared().writeValueAsString(this.signer.jwks());
+		assertThat(json).isEqualTo("{\"keys\":[{\"kty\":\"RSA\",\"use\":\"sig\",\"alg\":\"RS256\",\"kid\":\""
+				+ expected.get("kid").stringValue() + "\",\"n\":\"" + expected.get("n").stringValue()
+				+ "\",\"e\":\"AQAB\"}]}");
 	}
 
 	static JsonNode part(String jwt, int index) {

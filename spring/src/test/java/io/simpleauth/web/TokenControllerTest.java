@@ -8,16 +8,17 @@ import java.util.UUID;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.simpleauth.SimpleAuthApplication;
 import io.simpleauth.Vectors;
-import io.simpleauth.config.AuthSettings;
 import io.simpleauth.config.CpuBoundExecutor;
-import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.config.Settings;
+import io.simpleauth.metrics.Metrics;
 import io.simpleauth.password.PasswordVerifier;
 import io.simpleauth.token.SigningConfig;
-import io.simpleauth.token.SigningKey;
 import io.simpleauth.token.TokenService;
 import io.simpleauth.token.TokenSigner;
 import io.simpleauth.user.DatabaseHealth;
+import io.simpleauth.user.DatabaseUnavailableException;
 import io.simpleauth.user.User;
 import io.simpleauth.user.UserRepository;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,11 +31,14 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
+import org.springframework.test.context.ContextConfiguration;
 import org.springframework.test.context.bean.override.mockito.MockitoBean;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
@@ -57,7 +61,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 /** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off")
 @Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningConfig.class, CpuBoundExecutor.class,
-		ServiceMetrics.class })
+		Metrics.class })
+@ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
 class TokenControllerTest {
 
 	static final String INVALID_GRANT = "{\"error\":\"invalid_grant\",\"error_description\":\"invalid username or password\"}";
@@ -68,18 +73,19 @@ class TokenControllerTest {
 	static final User BROKEN = new User(UUID.randomUUID(), "broken", "Broken Hash", "broken@example.com",
 			"$bcrypt$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy");
 
+	/** The settings and the key registered as main registers them: singletons, not bean definitions. */
+	static class ServiceSettings implements ApplicationContextInitializer<ConfigurableApplicationContext> {
+
+		@Override
+		public void initialize(ConfigurableApplicationContext context) {
+			Settings settings = Vectors.settings(Map.of());
+			SimpleAuthApplication.registering(settings, Vectors.signingKey(settings)).initialize(context);
+		}
+
+	}
+
 	@TestConfiguration
-	static class Settings {
-
-		@Bean
-		AuthSettings authSettings() {
-			return Vectors.settings(Map.of());
-		}
-
-		@Bean
-		SigningKey signingKey(AuthSettings settings) {
-			return settings.signingKey();
-		}
+	static class Registry {
 
 		@Bean
 		PrometheusMeterRegistry meterRegistry() {
@@ -176,9 +182,17 @@ class TokenControllerTest {
 	@ValueSource(strings = { "username=a&password=b", "grant_type=password&password=b", "grant_type=password&username=a",
 			"grant_type=password&username=&password=b", "grant_type=password&username=a&password=b&username=c",
 			"grant_type=password&grant_type=password&username=a&password=b", "grant_type=password&username=%zz&password=b",
-			"grant_type=password&username=%C3%28&password=b" })
+			"grant_type=password&username=%C3%28&password=b", "grant_type=password&username=a%4&password=b",
+			"grant_type=password&username=a&password=b%", "grant_type=password&username=a%+1&password=b" })
 	void malformedFormsAreInvalidRequest(String body) throws Exception {
 		expectError(this.mvc.perform(form(body)), 400).andExpect(errorCode("invalid_request"));
+	}
+
+	@Test
+	void formDecodingReadsPlusAsASpaceAndEscapesAsUtf8Bytes() throws Exception {
+		this.mvc.perform(form("grant_type=password&username=a%2Bb+c%C3%A9%40example.com&password=x"))
+			.andExpect(errorCode("invalid_grant"));
+		then(this.users).should().findByEmail("a+b c\u00e9@example.com");
 	}
 
 	@Test
@@ -305,6 +319,15 @@ class TokenControllerTest {
 		given(this.users.findByEmail("john@example.com"))
 			.willThrow(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
 					new java.sql.SQLTransientConnectionException("simple-auth - Connection is not available")));
+		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 503)
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(errorCode("temporarily_unavailable"));
+	}
+
+	@Test
+	void theRepositorysDatabaseUnavailableIs503WithRetryAfter() throws Exception {
+		given(this.users.findByEmail("john@example.com")).willThrow(new DatabaseUnavailableException(
+				new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection")));
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 503)
 			.andExpect(header().string("Retry-After", "1"))
 			.andExpect(errorCode("temporarily_unavailable"));

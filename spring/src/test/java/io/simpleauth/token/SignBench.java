@@ -11,19 +11,21 @@ import java.util.regex.Pattern;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.simpleauth.SimpleAuthApplication;
-import io.simpleauth.config.AuthSettings;
 import io.simpleauth.config.NativeCrypto;
-import io.simpleauth.metrics.ServiceMetrics;
+import io.simpleauth.config.Settings;
+import io.simpleauth.metrics.Metrics;
 import io.simpleauth.user.User;
 
 /**
  * The stack's own signing ceiling: how many token pairs the service's {@link TokenSigner} mints per second on
  * one thread, with the service's settings, key and crypto provider, but without Spring, a port or the database.
- * The benchmark compares it with the server's CPU time per request.
+ * The benchmark compares it with the server's CPU time per request. A benchmark tool, not part of the service: it
+ * lives in the test sources (compiled by {@code mvn package} too, never packed into the jar) and runs on the test
+ * classes plus the service's jar.
  *
  * <p>
- * {@code java -cp target/extracted/simple-auth-spring.jar io.simpleauth.token.SignBench <seconds>}, with the
- * service's environment: 2 s of warm-up (JIT), then {@code <seconds>} timed, then one JSON line on stdout:
+ * {@code java -cp target/test-classes:target/extracted/simple-auth-spring.jar io.simpleauth.token.SignBench <seconds>},
+ * with the service's environment: 2 s of warm-up (JIT), then {@code <seconds>} timed, then one JSON line on stdout:
  * {@code {"token_pairs": n, "seconds": wall, "thread_cpu_seconds": cpu, "provider": "..."}}. Anything else goes to
  * stderr. Invalid settings or a bad argument: one line on stderr, exit 2.
  */
@@ -64,13 +66,13 @@ public final class SignBench {
 			System.exit(1);
 			return;
 		}
-		AuthSettings settings = SimpleAuthApplication.settingsOrExit();
-		SigningKey key = settings.signingKey();
+		Settings settings = SimpleAuthApplication.settingsOrExit();
+		SigningKey key = SimpleAuthApplication.signingKeyOrExit(settings);
 		// The service's beans, built by hand: SigningConfig's encoder and the TokenSigner POST /token uses, recording
 		// into a Prometheus registry as the service's does.
 		TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(key), key, settings,
-				new ServiceMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
-		Supplier<TokenResponse> issue = () -> signer.issue(SAMPLE_USER);
+				new Metrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+		Supplier<TokenPair> issue = () -> signer.issue(SAMPLE_USER);
 
 		measure(issue, WARM_UP_SECONDS);
 		Result measured = measure(issue, seconds);
@@ -95,7 +97,7 @@ public final class SignBench {
 	 * Issues token pairs on the calling thread for {@code seconds} of wall time (at least one pair). The lengths
 	 * of all tokens are added up and returned, so that no pair can be optimised away.
 	 */
-	static Result measure(Supplier<TokenResponse> issue, double seconds) {
+	static Result measure(Supplier<TokenPair> issue, double seconds) {
 		long budget = Math.max(1L, (long) (seconds * 1e9));
 		long pairs = 0;
 		long chars = 0;
@@ -103,7 +105,7 @@ public final class SignBench {
 		long start = System.nanoTime();
 		long elapsed;
 		do {
-			TokenResponse pair = issue.get();
+			TokenPair pair = issue.get();
 			chars += pair.accessToken().length() + pair.idToken().length();
 			pairs++;
 			elapsed = System.nanoTime() - start;

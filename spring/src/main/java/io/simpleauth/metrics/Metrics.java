@@ -1,6 +1,8 @@
 package io.simpleauth.metrics;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.Counter;
@@ -11,13 +13,17 @@ import org.springframework.stereotype.Component;
 
 /**
  * The service's own meters (the contract's metrics), registered once at start so that recording on the request path
- * is a field read and an atomic add: no tag lists, no meter lookups. The Prometheus names follow from Micrometer's
- * naming convention ({@code simpleauth.token.requests} → {@code simpleauth_token_requests_total}, a timer →
- * {@code _seconds} histogram). Every label combination the contract names is registered up front, so each series is
- * exported from 0 (Prometheus' advice for known label values) rather than appearing with its first event.
+ * is a field read (or one map lookup) and an atomic add: no tag lists, no registry lookups. The Prometheus names follow
+ * from Micrometer's naming convention ({@code simpleauth.token.requests} → {@code simpleauth_token_requests_total}, a
+ * timer → {@code _seconds} histogram). Every label combination the contract names is registered up front (the answers
+ * of POST /token by the web layer, which owns their codes), so each series is exported from 0 (Prometheus' advice for
+ * known label values) rather than appearing with its first event.
  */
 @Component
-public class ServiceMetrics {
+public class Metrics {
+
+	/** The error label of a 200. */
+	public static final String NO_ERROR = "none";
 
 	/** Buckets of {@code simpleauth_token_request_duration_seconds}, in seconds (+Inf is implicit). */
 	static final double[] REQUEST_BUCKETS = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5 };
@@ -57,38 +63,17 @@ public class ServiceMetrics {
 
 	private final Timer signingDuration;
 
-	private final Counter ok;
-
-	private final Counter invalidRequest;
-
-	private final Counter invalidGrant;
-
-	private final Counter unsupportedGrantType;
-
-	private final Counter tooLarge;
-
-	private final Counter unsupportedMediaType;
-
-	private final Counter unavailable;
-
-	private final Counter serverError;
+	/** simpleauth_token_requests_total by "status error"; the web layer registers the rows it can answer up front. */
+	private final Map<String, Counter> tokenRequests = new ConcurrentHashMap<>();
 
 	private final Counter[][] passwordChecks = new Counter[Scheme.values().length][Result.values().length];
 
-	public ServiceMetrics(MeterRegistry registry) {
+	public Metrics(MeterRegistry registry) {
 		this.registry = registry;
 		this.requestDuration = histogram(registry, "simpleauth.token.request.duration",
 				"Time to answer POST /token, every response", REQUEST_BUCKETS);
 		this.signingDuration = histogram(registry, "simpleauth.token.signing.duration",
 				"Time to sign one token pair (access and ID token)", SIGNING_BUCKETS);
-		this.ok = tokenRequests(200, "none");
-		this.invalidRequest = tokenRequests(400, "invalid_request");
-		this.invalidGrant = tokenRequests(400, "invalid_grant");
-		this.unsupportedGrantType = tokenRequests(400, "unsupported_grant_type");
-		this.tooLarge = tokenRequests(413, "invalid_request");
-		this.unsupportedMediaType = tokenRequests(415, "invalid_request");
-		this.unavailable = tokenRequests(503, "temporarily_unavailable");
-		this.serverError = tokenRequests(500, "server_error");
 		for (Scheme scheme : Scheme.values()) {
 			for (Result result : Result.values()) {
 				if (isPossible(scheme, result)) {
@@ -102,9 +87,17 @@ public class ServiceMetrics {
 		}
 	}
 
-	/** One response to POST /token: its status, its OAuth error code ("none" for a 200) and how long it took. */
+	/**
+	 * Registers the series of one answer POST /token can give (status, and the OAuth error code or {@value #NO_ERROR}),
+	 * so that it is exported from 0 rather than appearing with its first request.
+	 */
+	public void expectTokenRequests(int status, String error) {
+		tokenRequests(status, error);
+	}
+
+	/** One response to POST /token: its status, its OAuth error code ({@value #NO_ERROR} for a 200) and how long it took. */
 	public void tokenRequest(int status, String error, long nanos) {
-		tokenRequestCounter(status, error).increment();
+		tokenRequests(status, error).increment();
 		this.requestDuration.record(nanos, TimeUnit.NANOSECONDS);
 	}
 
@@ -125,30 +118,12 @@ public class ServiceMetrics {
 		this.signingDuration.record(nanos, TimeUnit.NANOSECONDS);
 	}
 
-	private Counter tokenRequestCounter(int status, String error) {
-		Counter known = switch (status) {
-			case 200 -> this.ok;
-			case 400 -> switch (error) {
-				case "invalid_request" -> this.invalidRequest;
-				case "invalid_grant" -> this.invalidGrant;
-				case "unsupported_grant_type" -> this.unsupportedGrantType;
-				default -> null;
-			};
-			case 413 -> this.tooLarge;
-			case 415 -> this.unsupportedMediaType;
-			case 503 -> this.unavailable;
-			case 500 -> this.serverError;
-			default -> null;
-		};
-		return known != null ? known : tokenRequests(status, error); // not a row of the contract: looked up
-	}
-
 	private Counter tokenRequests(int status, String error) {
-		return Counter.builder("simpleauth.token.requests")
+		return this.tokenRequests.computeIfAbsent(status + " " + error, key -> Counter.builder("simpleauth.token.requests")
 			.description("Responses to POST /token by status and OAuth error code")
 			.tag("status", Integer.toString(status))
 			.tag("error", error)
-			.register(this.registry);
+			.register(this.registry));
 	}
 
 	private static boolean isPossible(Scheme scheme, Result result) {

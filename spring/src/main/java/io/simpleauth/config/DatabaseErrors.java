@@ -1,4 +1,4 @@
-package io.simpleauth.user;
+package io.simpleauth.config;
 
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
@@ -39,7 +39,7 @@ public final class DatabaseErrors {
 		return false;
 	}
 
-	static String rootCause(Throwable ex) {
+	public static String rootCause(Throwable ex) {
 		Throwable root = ex;
 		while (root.getCause() != null && root.getCause() != root) {
 			root = root.getCause();

@@ -1,0 +1,166 @@
+package io.simpleauth.config;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.context.properties.bind.Name;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.core.NestedExceptionUtils;
+import org.springframework.core.convert.support.GenericConversionService;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+
+/**
+ * Every environment variable of the contract (spec/README §5), bound by Spring Boot's {@link Binder} — the engine of
+ * {@code @ConfigurationProperties}, with its relaxed names: {@code db-pool-size} is {@code DB_POOL_SIZE} — and then
+ * validated. It is bound in {@code main} before the context starts, so that a refused setting is one
+ * line on stderr and exit 2 (see SimpleAuthApplication) rather than a context failure report, and so that
+ * {@code signbench} reads exactly the same settings without Spring. A blank variable counts as unset.
+ */
+@ConfigurationProperties
+public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080") int port,
+		@Name("database-url") @DefaultValue(Settings.DEFAULT_DATABASE_URL) DatabaseSettings database,
+		@Name("db-pool-size") @DefaultValue("10") int poolSize,
+		@Name("db-acquire-timeout-ms") @DefaultValue("1000") long acquireTimeoutMs,
+		@Name("jwt-issuer") @DefaultValue("http://localhost:8080") String issuer,
+		@Name("jwt-audience") @DefaultValue("channel-api") String audience,
+		@Name("token-ttl-seconds") @DefaultValue("600") long tokenTtlSeconds,
+		@Name("log-level") @DefaultValue("info") LogLevel logLevel, @Name("jwt-private-key-file") String privateKeyFile,
+		@Name("jwt-private-key") String privateKey) {
+
+	public static final String DEFAULT_DATABASE_URL = "postgres://auth:auth@127.0.0.1:5432/auth";
+
+	/** LOG_LEVEL, in any case. */
+	public enum LogLevel {
+
+		ERROR, WARN, INFO, DEBUG, TRACE
+
+	}
+
+	/** The accepted range of each number, by property name. */
+	private static final Map<String, long[]> RANGES = Map.of("port", new long[] { 0, 65535 }, "db-pool-size",
+			new long[] { 1, 1000 }, "db-acquire-timeout-ms", new long[] { 1, 600_000 }, "token-ttl-seconds",
+			new long[] { 1, 31_536_000 });
+
+	public static Settings fromEnvironment(Map<String, String> env) {
+		Map<String, Object> set = new HashMap<>();
+		env.forEach((name, value) -> {
+			if (value != null && !value.isBlank()) {
+				set.put(name, value.trim());
+			}
+		});
+		// Named like the JVM's own environment source, so that the Binder maps variable names as it does for it.
+		var source = new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, set);
+		GenericConversionService conversions = new GenericConversionService();
+		conversions.addConverter(String.class, DatabaseSettings.class, DatabaseSettings::fromUrl);
+		Settings settings;
+		try {
+			settings = new Binder(ConfigurationPropertySources.from(source), null, conversions).bindOrCreate("",
+					Bindable.of(Settings.class));
+		}
+		catch (BindException ex) {
+			throw refusal(ex);
+		}
+		within("port", settings.port);
+		within("db-pool-size", settings.poolSize);
+		within("db-acquire-timeout-ms", settings.acquireTimeoutMs);
+		within("token-ttl-seconds", settings.tokenTtlSeconds);
+		return settings;
+	}
+
+	/** A value the Binder could not convert: DATABASE_URL's own refusal, or the variable named with what it takes. */
+	private static SettingsException refusal(BindException ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SettingsException refused) {
+				return refused;
+			}
+		}
+		String property = ex.getName().toString();
+		String value = ex.getProperty() != null ? String.valueOf(ex.getProperty().getValue()) : "?";
+		if (RANGES.containsKey(property)) {
+			return outOfRange(property, value); // not a number (PORT=abc): as a number out of range
+		}
+		if (property.equals("log-level")) {
+			return new SettingsException("LOG_LEVEL must be one of error, warn, info, debug (got '" + value + "')");
+		}
+		return new SettingsException(
+				"cannot read the environment: " + NestedExceptionUtils.getMostSpecificCause(ex).getMessage());
+	}
+
+	/**
+	 * The PEM of the signing key: the file's content if {@code JWT_PRIVATE_KEY_FILE} is set, otherwise the inline
+	 * {@code JWT_PRIVATE_KEY}, where a literal two-character {@code \n} is a newline (secret stores flatten PEMs).
+	 */
+	public String signingKeyPem() {
+		if (this.privateKeyFile != null) {
+			try {
+				return Files.readString(Path.of(this.privateKeyFile), StandardCharsets.US_ASCII);
+			}
+			catch (IOException | RuntimeException ex) {
+				throw new SettingsException("JWT_PRIVATE_KEY_FILE cannot be read: " + this.privateKeyFile + " ("
+						+ ex.getClass().getSimpleName() + ")");
+			}
+		}
+		if (this.privateKey != null) {
+			return this.privateKey.replace("\\n", "\n");
+		}
+		throw new SettingsException("no signing key: set JWT_PRIVATE_KEY_FILE or JWT_PRIVATE_KEY (PKCS#8 PEM)");
+	}
+
+	/**
+	 * The Spring properties these settings imply. Spring's own start-up chatter is kept at WARN so that at
+	 * LOG_LEVEL=info the service's one start-up line is the only info line.
+	 */
+	public Map<String, Object> springProperties() {
+		String frameworkLevel = switch (this.logLevel) {
+			case ERROR -> "error";
+			case DEBUG, TRACE -> "info";
+			default -> "warn";
+		};
+		Map<String, Object> props = new LinkedHashMap<>();
+		props.put("server.address", this.host);
+		props.put("server.port", this.port);
+		props.put("logging.level.root", frameworkLevel);
+		props.put("logging.level.io.simpleauth", this.logLevel.name().toLowerCase(Locale.ROOT));
+		// A refused start is reported by SimpleAuthApplication as one line, not as Spring's failure report.
+		props.put("logging.level.org.springframework.boot.SpringApplication", "off");
+		props.put("logging.level.org.springframework.boot.diagnostics", "off");
+		props.put("logging.level.org.springframework.boot.web.server.servlet.context", "error");
+		// Spring MVC's per-request warning for unmapped paths and methods: answered by ApiExceptionHandler, no log line.
+		props.put("logging.level.org.springframework.web.servlet.PageNotFound", "error");
+		return props;
+	}
+
+	/** Never print the inline key or the database password. */
+	@Override
+	public String toString() {
+		return "Settings[host=" + this.host + ", port=" + this.port + ", database=" + this.database + ", poolSize="
+				+ this.poolSize + ", issuer=" + this.issuer + ", audience=" + this.audience + "]";
+	}
+
+	private static void within(String property, long value) {
+		long[] range = RANGES.get(property);
+		if (value < range[0] || value > range[1]) {
+			throw outOfRange(property, Long.toString(value));
+		}
+	}
+
+	private static SettingsException outOfRange(String property, String value) {
+		long[] range = RANGES.get(property);
+		String variable = property.toUpperCase(Locale.ROOT).replace('-', '_');
+		return new SettingsException(
+				variable + " must be an integer between " + range[0] + " and " + range[1] + " (got '" + value + "')");
+	}
+
+}

@@ -1,0 +1,90 @@
+package io.simpleauth.config;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The environment as the Binder reads it: the contract's variable names, its defaults, its refusals. */
+class SettingsTest {
+
+	@Test
+	void theContractsDefaults() {
+		Settings settings = Settings.fromEnvironment(Map.of());
+		assertThat(settings.host()).isEqualTo("0.0.0.0");
+		assertThat(settings.port()).isEqualTo(8080);
+		assertThat(settings.database()).isEqualTo(DatabaseSettings.fromUrl(Settings.DEFAULT_DATABASE_URL));
+		assertThat(settings.poolSize()).isEqualTo(10);
+		assertThat(settings.acquireTimeoutMs()).isEqualTo(1000);
+		assertThat(settings.issuer()).isEqualTo("http://localhost:8080");
+		assertThat(settings.audience()).isEqualTo("channel-api");
+		assertThat(settings.tokenTtlSeconds()).isEqualTo(600);
+		assertThat(settings.logLevel()).isEqualTo(Settings.LogLevel.INFO);
+	}
+
+	@Test
+	void everyVariableByItsContractName() {
+		Settings settings = Settings.fromEnvironment(Map.of("HOST", "127.0.0.1", "PORT", "9000", "DATABASE_URL",
+				"postgres://u:p@db:5433/app?sslmode=disable", "DB_POOL_SIZE", "3", "DB_ACQUIRE_TIMEOUT_MS", "250",
+				"JWT_ISSUER", "https://issuer.test", "JWT_AUDIENCE", "api", "TOKEN_TTL_SECONDS", "60", "LOG_LEVEL",
+				"DEBUG"));
+		assertThat(settings.host()).isEqualTo("127.0.0.1");
+		assertThat(settings.port()).isEqualTo(9000);
+		assertThat(settings.database().jdbcUrl()).isEqualTo("jdbc:postgresql://db:5433/app?sslmode=disable");
+		assertThat(settings.database().username()).isEqualTo("u");
+		assertThat(settings.poolSize()).isEqualTo(3);
+		assertThat(settings.acquireTimeoutMs()).isEqualTo(250);
+		assertThat(settings.issuer()).isEqualTo("https://issuer.test");
+		assertThat(settings.audience()).isEqualTo("api");
+		assertThat(settings.tokenTtlSeconds()).isEqualTo(60);
+		assertThat(settings.logLevel()).isEqualTo(Settings.LogLevel.DEBUG);
+		assertThat(settings.springProperties()).containsEntry("server.port", 9000)
+			.containsEntry("logging.level.io.simpleauth", "debug")
+			.containsEntry("logging.level.root", "info");
+	}
+
+	@Test
+	void blankMeansUnsetAndValuesAreTrimmed() {
+		Settings settings = Settings.fromEnvironment(Map.of("PORT", "  ", "JWT_ISSUER", " https://issuer.test ",
+				"JWT_PRIVATE_KEY_FILE", " ", "DB_POOL_SIZE", " 4 "));
+		assertThat(settings.port()).isEqualTo(8080);
+		assertThat(settings.issuer()).isEqualTo("https://issuer.test");
+		assertThat(settings.poolSize()).isEqualTo(4);
+		assertThatThrownBy(settings::signingKeyPem).hasMessageContaining("no signing key");
+	}
+
+	@Test
+	void otherVariablesAreIgnored() {
+		Settings settings = Settings.fromEnvironment(Map.of("SERVER_PORT", "1", "HOSTNAME", "box", "DB_POOL", "x",
+				"JWT", "y"));
+		assertThat(settings.port()).isEqualTo(8080);
+		assertThat(settings.host()).isEqualTo("0.0.0.0");
+		assertThat(settings.poolSize()).isEqualTo(10);
+	}
+
+	@Test
+	void aRefusalIsOneLineNamingTheVariable() {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("PORT", "abc"))).isInstanceOf(SettingsException.class)
+			.hasMessage("PORT must be an integer between 0 and 65535 (got 'abc')");
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DB_POOL_SIZE", "1001")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessage("DB_POOL_SIZE must be an integer between 1 and 1000 (got '1001')");
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DATABASE_URL", "not a url")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("DATABASE_URL is malformed")
+			.hasMessageNotContaining("\n");
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("LOG_LEVEL", "loud")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessageContaining("LOG_LEVEL");
+	}
+
+	@Test
+	void neitherTheInlineKeyNorTheDatabasePasswordIsPrinted() {
+		Settings settings = Settings.fromEnvironment(
+				Map.of("JWT_PRIVATE_KEY", "-----BEGIN PRIVATE KEY-----secret", "DATABASE_URL", "postgres://u:hunter2@db/app"));
+		assertThat(settings.toString()).doesNotContain("secret").doesNotContain("hunter2");
+	}
+
+}
