@@ -60,8 +60,9 @@ object JsonFormats extends DefaultJsonProtocol {
 
   /**
    * `complete(body)` for the bodies above. Opaque, unlike SprayJsonSupport's marshaller, which takes part in
-   * content negotiation: with it a request whose `Accept` leaves out application/json would get akka's 406 in
-   * plain text, where the contract answers JSON whatever the client accepts.
+   * content negotiation: with it a request whose `Accept` leaves out application/json is rejected
+   * (`UnacceptedResponseContentTypeRejection`) instead of answered, where the contract answers JSON whatever
+   * the client accepts.
    */
   given jsonMarshaller[T](using RootJsonWriter[T]): ToEntityMarshaller[T] = Marshaller.opaque(entity(_))
 }
