@@ -9,6 +9,8 @@ ThisBuild / organization := "example.simpleauth"
 // after start unless `akka.license-key` is set (README, "Versions"). LicenceSpec fails if that check comes back.
 val AkkaVersion     = "2.8.5"
 val AkkaHttpVersion = "10.5.3"
+val ScalaTest       = "org.scalatest" %% "scalatest" % "3.2.19" % Test
+val CompilerOptions = Seq("-deprecation", "-feature", "-unchecked", "-release", "21")
 
 // ACCP ships its native library (AWS-LC) per platform: the build machine's architecture picks the jar, so
 // an aarch64 build (a Docker build on arm, say) signs natively too. Same rule in all three JVM stacks:
@@ -22,7 +24,7 @@ val AccpClassifier = sys.props("os.arch") match {
 lazy val root = (project in file("."))
   .settings(
     name := "simple-auth-akka",
-    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "21"),
+    scalacOptions ++= CompilerOptions,
     javacOptions ++= Seq("--release", "21"),
     libraryDependencies ++= Seq(
       "com.typesafe.akka"  %% "akka-actor-typed"     % AkkaVersion,
@@ -39,7 +41,7 @@ lazy val root = (project in file("."))
       // GET /metrics: Micrometer, the JVM's metrics facade (HikariCP and Spring use it), with its Prometheus registry.
       "io.micrometer"       % "micrometer-registry-prometheus" % "1.16.8",
       "ch.qos.logback"      % "logback-classic"      % "1.5.18",
-      "org.scalatest"      %% "scalatest"                % "3.2.19"        % Test,
+      ScalaTest,
       "com.typesafe.akka"  %% "akka-http-testkit"        % AkkaHttpVersion % Test,
       // akka-http-testkit's route tests need akka-testkit (a "provided" dependency of it); akka-stream-testkit,
       // its other one, is not used here (and Maven Central has no 2.8.5 of it).
@@ -52,7 +54,6 @@ lazy val root = (project in file("."))
     Test / javaOptions += "--enable-native-access=ALL-UNNAMED", // ACCP loads its native library
     Test / baseDirectory := baseDirectory.value,
     run / fork := true,
-    // simpleauth.SignBench is the second main class (stack.json "signbench", started with -cp).
     Compile / mainClass := Some("simpleauth.App"),
     assembly / mainClass := Some("simpleauth.App"),
     assembly / assemblyJarName := "simple-auth-akka.jar",
@@ -74,4 +75,20 @@ lazy val root = (project in file("."))
         val old = (assembly / assemblyMergeStrategy).value
         old(x)
     }
+  )
+
+// The benchmark-only entry point (stack.json "signbench"), kept out of the service's jar: its own jar,
+// target/simple-auth-akka-signbench.jar (SignBench alone), run with the service's jar on the class path.
+// The root project does not aggregate it: `assembly` builds the service only, `signbench/package` this jar.
+lazy val signbench = (project in file("signbench"))
+  .dependsOn(root % "compile->compile;test->test")
+  .settings(
+    name := "simple-auth-akka-signbench",
+    scalacOptions ++= CompilerOptions,
+    libraryDependencies += ScalaTest,
+    Compile / doc / sources := Nil,
+    Compile / packageBin / artifactPath := (ThisBuild / baseDirectory).value / "target" / "simple-auth-akka-signbench.jar",
+    Test / fork := true,
+    Test / javaOptions += "--enable-native-access=ALL-UNNAMED",
+    Test / baseDirectory := (ThisBuild / baseDirectory).value // the tests read ../spec
   )

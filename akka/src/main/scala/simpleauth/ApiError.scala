@@ -1,8 +1,8 @@
 package simpleauth
 
-import akka.http.scaladsl.model.{HttpHeader, StatusCode, StatusCodes}
-import akka.http.scaladsl.model.headers.{Allow, RawHeader}
-import akka.http.scaladsl.model.HttpMethod
+import akka.http.scaladsl.model.{AttributeKey, HttpHeader, HttpMethod, HttpResponse, StatusCode, StatusCodes}
+import akka.http.scaladsl.model.headers.{`Cache-Control`, Allow, CacheDirectives, RawHeader}
+import simpleauth.JsonFormats.given
 
 /** An RFC 6749 §5.2 error answer: status, `error` code, optional description, extra headers. */
 final case class ApiError(
@@ -10,9 +10,23 @@ final case class ApiError(
     error: String,
     description: Option[String],
     headers: List[HttpHeader] = Nil
-)
+) {
+  /**
+   * The answer: this error's status and headers, `Cache-Control: no-store`, the JSON body, and the code as an
+   * attribute for the token request counter. A finished response rather than a marshalled body, because
+   * [[JsonParsingErrorHandler]] answers outside routing, where no marshaller runs.
+   */
+  def response: HttpResponse =
+    HttpResponse(status, ApiError.NoStore :: headers, JsonFormats.entity(ErrorBody.from(this)))
+      .addAttribute(ApiError.Code, error)
+}
 
 object ApiError {
+  val NoStore: HttpHeader = `Cache-Control`(CacheDirectives.`no-store`)
+
+  /** The OAuth error code of an error answer, for the token request counter; not rendered. */
+  val Code: AttributeKey[String] = AttributeKey[String]("simpleauth-error-code")
+
   def invalidRequest(description: String): ApiError =
     ApiError(StatusCodes.BadRequest, "invalid_request", Some(description))
 

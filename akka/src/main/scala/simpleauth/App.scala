@@ -46,7 +46,8 @@ object App {
     val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds, metrics)
     val users = new JdbcUserRepository(connections, settings.dbAcquireTimeoutMs)(using dbEc)
     metrics.bindPool(users.poolStatistics)
-    val routes = new TokenRoutes(users, new PasswordVerifier(metrics), signer, metrics, hashingEc).routes
+    val tokens = new TokenService(users, new PasswordVerifier(metrics), signer, new UnusableHashLog(), hashingEc)
+    val routes = new TokenRoutes(tokens, new DatabaseHealth(users), signer.jwks(), metrics).routes
 
     installSignalHandlers(shutdown)
 
@@ -74,7 +75,7 @@ object App {
   }
 
   /** Invalid settings: one line on stderr, exit 2 (shared with SignBench, which loads the same settings). */
-  private[simpleauth] def refuseToStart(e: Settings.ConfigError): Nothing = {
+  private[simpleauth] def refuseToStart(e: SettingsError): Nothing = {
     System.err.println(s"$Name: refusing to start: ${e.message}")
     sys.exit(2)
   }

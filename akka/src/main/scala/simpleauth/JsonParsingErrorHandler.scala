@@ -27,8 +27,8 @@ object JsonParsingErrorHandler extends ParsingErrorHandler {
   override def handle(status: StatusCode, info: ErrorInfo, log: LoggingAdapter, settings: ServerSettings): HttpResponse =
     info.summary match {
       case ContentNotAllowed(method) if status == StatusCodes.UnprocessableContent =>
-        val answer = TokenRoutes.errorResponse(
-          ApiError.invalidRequest(s"a $method request must not carry content (RFC 9110, sections 9.3.2 and 9.3.8)"))
+        val answer =
+          ApiError.invalidRequest(s"a $method request must not carry content (RFC 9110, sections 9.3.2 and 9.3.8)").response
         // akka renders a parsing error's answer as if for GET, so HEAD's "no body" is this handler's job:
         // a close-delimited entity keeps Content-Type, claims no Content-Length and sends no bytes.
         if (method == HttpMethods.HEAD.value) answer.withEntity(HttpEntity.CloseDelimited(ContentTypes.`application/json`, Source.empty))
@@ -40,6 +40,6 @@ object JsonParsingErrorHandler extends ParsingErrorHandler {
           // fault, not the server's: answer 400 rather than 501/505.
           else if (status.intValue >= 500) ApiError(StatusCodes.BadRequest, "invalid_request", Some(info.summary))
           else ApiError(status, "invalid_request", Some(info.summary))
-        TokenRoutes.errorResponse(error)
+        error.response
     }
 }

@@ -8,15 +8,6 @@ import java.time.Duration
 import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 import java.util.function.Supplier
 
-/** Where a password check ran: the stored hash's scheme, or the unknown-user equaliser. */
-enum PasswordScheme(val label: String) {
-  case Argon2id extends PasswordScheme("argon2id")
-  case HmacSha256 extends PasswordScheme("hmac-sha256")
-  case Dummy extends PasswordScheme("dummy")
-  /** A stored string whose prefix names no scheme this service knows. */
-  case Unknown extends PasswordScheme("unknown")
-}
-
 /**
  * The service's metrics (spec/README.md, "Metrics"), in Micrometer with its Prometheus registry, served by
  * `GET /metrics`. Every meter is registered up front, so recording on the request path is a counter increment
@@ -64,7 +55,7 @@ final class Metrics(val registry: PrometheusMeterRegistry) {
   }
 
   def passwordCheck(scheme: PasswordScheme, result: Verification): Unit =
-    passwordChecks(scheme.ordinal * Verification.Results.length + result.resultIndex).increment()
+    passwordChecks(scheme.ordinal * Verification.Results.length + result.ordinal).increment()
 
   def tokenPairSigned(nanos: Long): Unit = signingDuration.record(nanos, TimeUnit.NANOSECONDS)
 

@@ -9,26 +9,6 @@ import org.bouncycastle.crypto.generators.Argon2BytesGenerator
 import org.bouncycastle.crypto.params.Argon2Parameters
 import scala.util.control.NonFatal
 
-/** Outcome of checking a password against a stored PHC-style hash. */
-enum Verification {
-  case Valid
-  case Invalid
-  /** The stored string is no hash this service understands; the login fails. */
-  case Malformed(reason: String)
-
-  /** Index of the metrics' `result` label in [[Verification.Results]]. */
-  def resultIndex: Int = this match {
-    case Valid        => 0
-    case Invalid      => 1
-    case Malformed(_) => 2
-  }
-}
-
-object Verification {
-  /** The `result` label of `simpleauth_password_checks_total`, by [[Verification.resultIndex]]. */
-  val Results: Array[String] = Array("match", "mismatch", "unusable")
-}
-
 /**
  * Verifies `$argon2id$...` and the legacy `$hmac-sha256$salt$hash` strings (contract §4).
  * Stateless and thread-safe: every call builds its own Mac / generator, because
@@ -47,15 +27,15 @@ final class PasswordVerifier(metrics: Metrics) {
     val result = check(password, stored, scheme)
     // An unusable hash (a disabled user, an unknown scheme) costs what an unknown user costs, so that timing
     // does not tell such an account from a missing one; counted once, under its own scheme.
-    if (result.isInstanceOf[Verification.Malformed]) equalise(password)
+    if (result.isInstanceOf[Verification.Unusable]) equalise(password)
     metrics.passwordCheck(scheme, result)
     result
   }
 
   /** Burns the same work as checking an argon2id user, for unknown usernames; counted as the `dummy` scheme. */
-  def verifyDummy(password: String): Unit = {
+  def verifyUnknownUser(password: String): Unit = {
     equalise(password)
-    metrics.passwordCheck(PasswordScheme.Dummy, Verification.Invalid) // no password matches the dummy hash
+    metrics.passwordCheck(PasswordScheme.Dummy, Verification.Mismatch) // no password matches the dummy hash
   }
 
   private val equalisations = new java.util.concurrent.atomic.LongAdder
@@ -73,10 +53,10 @@ final class PasswordVerifier(metrics: Metrics) {
       scheme match {
         case PasswordScheme.Argon2id   => verifyArgon2id(password, stored)
         case PasswordScheme.HmacSha256 => verifyHmac(password, stored)
-        case _                         => Verification.Malformed("unknown hash scheme")
+        case _                         => Verification.Unusable("unknown hash scheme")
       }
     catch {
-      case NonFatal(e) => Verification.Malformed(s"unusable hash (${e.getClass.getSimpleName})")
+      case NonFatal(e) => Verification.Unusable(s"unusable hash (${e.getClass.getSimpleName})")
     }
 
   private def verifyHmac(password: String, stored: String): Verification =
@@ -136,9 +116,9 @@ final class PasswordVerifier(metrics: Metrics) {
     }
 
   private def outcome(checked: Either[String, Boolean]): Verification = checked match {
-    case Left(reason) => Verification.Malformed(reason)
-    case Right(true)  => Verification.Valid
-    case Right(false) => Verification.Invalid
+    case Left(reason) => Verification.Unusable(reason)
+    case Right(true)  => Verification.Match
+    case Right(false) => Verification.Mismatch
   }
 }
 

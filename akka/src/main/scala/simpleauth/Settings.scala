@@ -43,19 +43,20 @@ final case class Settings(
     logLevel: String
 )
 
-object Settings {
-  final case class ConfigError(message: String)
+/** A setting refused at start: the one line the service prints before it exits with code 2. */
+final case class SettingsError(message: String)
 
+object Settings {
   private val MinAcquireTimeoutMs = 250L // HikariCP's floor for connectionTimeout
   private val MinKeyBits = 2048
 
-  def fromEnv(env: Map[String, String] = sys.env): Either[ConfigError, Settings] = {
+  def fromEnv(env: Map[String, String] = sys.env): Either[SettingsError, Settings] = {
     def str(name: String, default: String): String =
       env.get(name).map(_.trim).filter(_.nonEmpty).getOrElse(default)
-    def long(name: String, default: Long, min: Long, max: Long): Either[ConfigError, Long] = {
+    def long(name: String, default: Long, min: Long, max: Long): Either[SettingsError, Long] = {
       val raw = str(name, default.toString)
       raw.toLongOption.filter(v => v >= min && v <= max)
-        .toRight(ConfigError(s"$name must be an integer between $min and $max, got '$raw'"))
+        .toRight(SettingsError(s"$name must be an integer between $min and $max, got '$raw'"))
     }
     val level = str("LOG_LEVEL", "info").toLowerCase
     for {
@@ -64,7 +65,7 @@ object Settings {
       acquire <- long("DB_ACQUIRE_TIMEOUT_MS", 1000, 1, 600000)
       ttl     <- long("TOKEN_TTL_SECONDS", 600, 1, 31536000)
       _       <- Either.cond(Set("error", "warn", "info", "debug").contains(level), (),
-                   ConfigError(s"LOG_LEVEL must be one of error, warn, info, debug, got '$level'"))
+                   SettingsError(s"LOG_LEVEL must be one of error, warn, info, debug, got '$level'"))
       db      <- parseDatabaseUrl(str("DATABASE_URL", "postgres://auth:auth@127.0.0.1:5432/auth"))
       key     <- loadKey(env)
     } yield Settings(
@@ -89,8 +90,8 @@ object Settings {
    * parameters as pgjdbc properties (libpq's meanings, see [[tlsProperties]]), any other query parameter
    * passed on to the driver as it is.
    */
-  def parseDatabaseUrl(url: String): Either[ConfigError, DatabaseSettings] = {
-    def bad(why: String) = Left(ConfigError(s"DATABASE_URL is malformed: $why"))
+  def parseDatabaseUrl(url: String): Either[SettingsError, DatabaseSettings] = {
+    def bad(why: String) = Left(SettingsError(s"DATABASE_URL is malformed: $why"))
     val uri =
       try Right(new URI(url))
       catch { case e: URISyntaxException => Left(e.getReason) }
@@ -147,8 +148,8 @@ object Settings {
    * Refused: any other `sslmode` (`allow` included), `verify-ca`/`verify-full` without `sslrootcert`, a
    * parameter given twice, an `sslrootcert` file that cannot be read or holds no PEM certificate.
    */
-  def tlsProperties(sslmodes: List[String], rootcerts: List[String]): Either[ConfigError, Map[String, String]] = {
-    def refuse(why: String) = Left(ConfigError(s"DATABASE_URL: $why"))
+  def tlsProperties(sslmodes: List[String], rootcerts: List[String]): Either[SettingsError, Map[String, String]] = {
+    def refuse(why: String) = Left(SettingsError(s"DATABASE_URL: $why"))
     (sslmodes, rootcerts) match {
       case (_ :: _ :: _, _) => refuse("sslmode is given more than once")
       case (_, _ :: _ :: _) => refuse("sslrootcert is given more than once")
@@ -171,8 +172,8 @@ object Settings {
     }
   }
 
-  private def readableCaFile(path: String): Either[ConfigError, Unit] = {
-    def refuse(why: String) = Left(ConfigError(s"DATABASE_URL: sslrootcert $path $why"))
+  private def readableCaFile(path: String): Either[SettingsError, Unit] = {
+    def refuse(why: String) = Left(SettingsError(s"DATABASE_URL: sslrootcert $path $why"))
     val file = Paths.get(path)
     if (!Files.isRegularFile(file) || !Files.isReadable(file)) refuse("is not a readable file")
     else
@@ -187,33 +188,33 @@ object Settings {
   private def encodePathSegment(s: String): String =
     java.net.URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20")
 
-  private def loadKey(env: Map[String, String]): Either[ConfigError, SigningKey] = {
+  private def loadKey(env: Map[String, String]): Either[SettingsError, SigningKey] = {
     val file = env.get("JWT_PRIVATE_KEY_FILE").map(_.trim).filter(_.nonEmpty)
     val inline = env.get("JWT_PRIVATE_KEY").filter(_.trim.nonEmpty)
-    val pem: Either[ConfigError, (String, String)] = (file, inline) match {
+    val pem: Either[SettingsError, (String, String)] = (file, inline) match {
       case (Some(path), _) =>
         try Right((new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.US_ASCII), s"JWT_PRIVATE_KEY_FILE ($path)"))
-        catch { case NonFatal(e) => Left(ConfigError(s"JWT_PRIVATE_KEY_FILE cannot be read: $path (${e.getClass.getSimpleName})")) }
+        catch { case NonFatal(e) => Left(SettingsError(s"JWT_PRIVATE_KEY_FILE cannot be read: $path (${e.getClass.getSimpleName})")) }
       case (None, Some(text)) =>
         // Secret stores often flatten newlines to a literal "\n".
         Right((text.replace("\\n", "\n"), "JWT_PRIVATE_KEY"))
       case (None, None) =>
-        Left(ConfigError("no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM RSA key) or JWT_PRIVATE_KEY (the PEM itself)"))
+        Left(SettingsError("no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM RSA key) or JWT_PRIVATE_KEY (the PEM itself)"))
     }
-    pem.flatMap { case (text, source) => parsePkcs8RsaKey(text).left.map(e => ConfigError(s"$source: ${e.message}")) }
+    pem.flatMap { case (text, source) => parsePkcs8RsaKey(text).left.map(e => SettingsError(s"$source: ${e.message}")) }
   }
 
-  def parsePkcs8RsaKey(pem: String): Either[ConfigError, SigningKey] = {
+  def parsePkcs8RsaKey(pem: String): Either[SettingsError, SigningKey] = {
     val Begin = "-----BEGIN PRIVATE KEY-----"
     val End = "-----END PRIVATE KEY-----"
     if (pem.contains("-----BEGIN RSA PRIVATE KEY-----"))
-      Left(ConfigError("PKCS#1 key (BEGIN RSA PRIVATE KEY) refused; convert it with `openssl pkcs8 -topk8 -nocrypt`"))
+      Left(SettingsError("PKCS#1 key (BEGIN RSA PRIVATE KEY) refused; convert it with `openssl pkcs8 -topk8 -nocrypt`"))
     else if (pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----"))
-      Left(ConfigError("encrypted PKCS#8 keys are not supported; give an unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY)"))
+      Left(SettingsError("encrypted PKCS#8 keys are not supported; give an unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY)"))
     else {
       val start = pem.indexOf(Begin)
       val end = pem.indexOf(End)
-      if (start < 0 || end < start) Left(ConfigError("not a PKCS#8 PEM private key (expected BEGIN PRIVATE KEY)"))
+      if (start < 0 || end < start) Left(SettingsError("not a PKCS#8 PEM private key (expected BEGIN PRIVATE KEY)"))
       else {
         val body = pem.substring(start + Begin.length, end).filterNot(_.isWhitespace)
         try {
@@ -221,17 +222,17 @@ object Settings {
           KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(der)) match {
             case k: RSAPrivateCrtKey =>
               val bits = k.getModulus.bitLength
-              if (bits < MinKeyBits) Left(ConfigError(s"RSA key has $bits bits; at least $MinKeyBits are required"))
+              if (bits < MinKeyBits) Left(SettingsError(s"RSA key has $bits bits; at least $MinKeyBits are required"))
               else {
                 val pub = KeyFactory.getInstance("RSA")
                   .generatePublic(new RSAPublicKeySpec(k.getModulus, k.getPublicExponent))
                   .asInstanceOf[RSAPublicKey]
                 Right(SigningKey(k, pub))
               }
-            case _ => Left(ConfigError("RSA key without CRT parameters is not supported"))
+            case _ => Left(SettingsError("RSA key without CRT parameters is not supported"))
           }
         } catch {
-          case NonFatal(_) => Left(ConfigError("not an RSA private key in PKCS#8 form (EC and other key types are refused)"))
+          case NonFatal(_) => Left(SettingsError("not an RSA private key in PKCS#8 form (EC and other key types are refused)"))
         }
       }
     }

@@ -2,22 +2,12 @@ package simpleauth
 
 import com.nimbusds.jose.{JOSEObjectType, JWSAlgorithm, JWSHeader}
 import com.nimbusds.jose.crypto.RSASSASigner
-import com.nimbusds.jose.jwk.{KeyUse, RSAKey}
+import com.nimbusds.jose.jwk.{JWKSet, KeyUse, RSAKey}
 import com.nimbusds.jwt.{JWTClaimsSet, SignedJWT}
 import java.nio.charset.StandardCharsets
 import java.security.MessageDigest
 import java.time.Instant
 import java.util.{Base64, Date, UUID}
-
-/** The user fields that go into the tokens. */
-final case class User(id: UUID, username: String, name: String, email: String, passwordHash: String) {
-  override def toString: String = s"User($id, $username)" // never the hash
-}
-
-final case class TokenPair(accessToken: String, idToken: String, expiresIn: Long)
-
-/** The public half of the signing key as a JWK (RFC 7517), for /.well-known/jwks.json. */
-final case class PublicJwk(kid: String, n: String, e: String)
 
 /**
  * Signs the access and ID tokens (contract §2) with RS256. `RSASSASigner` creates
@@ -32,12 +22,19 @@ final class TokenSigner(
     metrics: Metrics,
     clock: () => Instant = () => Instant.now()
 ) {
-  private val publicJwk: RSAKey = new RSAKey.Builder(key.publicKey).build()
+  private val publicKey: RSAKey = new RSAKey.Builder(key.publicKey)
+    .keyUse(KeyUse.SIGNATURE)
+    .algorithm(JWSAlgorithm.RS256)
+    .keyIDFromThumbprint() // RFC 7638: SHA-256 over {"e","kty","n"}, base64url
+    .build()
 
-  /** RFC 7638 thumbprint (SHA-256, base64url) of the public key. */
-  val kid: String = publicJwk.computeThumbprint("SHA-256").toString
+  /** The RFC 7638 thumbprint of the public key: the tokens' `kid` and the JWK's. */
+  val kid: String = publicKey.getKeyID
 
-  val jwk: PublicJwk = PublicJwk(kid, publicJwk.getModulus.toString, publicJwk.getPublicExponent.toString)
+  private val keySet = new JWKSet(publicKey)
+
+  /** The public key set served at /.well-known/jwks.json: the one signing key, `use` sig, `alg` RS256. */
+  def jwks(): JWKSet = keySet
 
   private val signer = new RSASSASigner(key.privateKey)
   private val header = new JWSHeader.Builder(JWSAlgorithm.RS256).`type`(JOSEObjectType.JWT).keyID(kid).build()

@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.matchers.should.Matchers
 import org.scalatest.wordspec.AnyWordSpec
-import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.{Await, Future}
 import scala.concurrent.duration.*
 
 /** The routes behind a real akka-http server with the service's server settings: what the request parser lets through. */
@@ -22,9 +22,7 @@ class HttpServerSpec extends AnyWordSpec with Matchers with BeforeAndAfterAll {
     override def ping(): Future[Unit] = Future.unit
   }
 
-  private val metrics = Vectors.metrics()
-  private val routes = new TokenRoutes(NoUsers, new PasswordVerifier(metrics),
-    new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, metrics), metrics, ExecutionContext.global).routes
+  private val routes = TestRoutes(NoUsers, Vectors.metrics())
   private val binding = Await.result(
     Http().newServerAt("127.0.0.1", 0).withSettings(App.serverSettings(system)).bind(routes), 20.seconds)
   private val port = binding.localAddress.getPort

@@ -6,7 +6,7 @@ import akka.http.scaladsl.testkit.{RouteTestTimeout, ScalatestRouteTest}
 import java.util.UUID
 import org.scalatest.matchers.should.Matchers
 import org.scalatest.wordspec.AnyWordSpec
-import scala.concurrent.{ExecutionContext, Future}
+import scala.concurrent.Future
 import scala.concurrent.duration.*
 
 class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
@@ -28,8 +28,7 @@ class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
 
   private val metrics = Vectors.metrics()
   metrics.bindPool(Pool)
-  private val routes = new TokenRoutes(Users, new PasswordVerifier(metrics),
-    new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, metrics), metrics, ExecutionContext.global).routes
+  private val routes = TestRoutes(Users, metrics)
 
   /** Sample name with labels (as written) -> value, from the text format. */
   private def samples(): Map[String, Double] = {

@@ -9,7 +9,7 @@ import java.sql.SQLTransientConnectionException
 import java.util.UUID
 import org.scalatest.matchers.should.Matchers
 import org.scalatest.wordspec.AnyWordSpec
-import scala.concurrent.{ExecutionContext, Future}
+import scala.concurrent.Future
 import scala.concurrent.duration.*
 import spray.json.*
 
@@ -34,9 +34,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
   }
 
   private val repo = new FakeUserRepository
-  private val metrics = Vectors.metrics()
-  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, metrics)
-  private val routes = new TokenRoutes(repo, new PasswordVerifier(metrics), signer, metrics, ExecutionContext.global).routes
+  private val routes = TestRoutes(repo, Vectors.metrics())
 
   private val InvalidGrant = """{"error":"invalid_grant","error_description":"invalid username or password"}"""
 
@@ -60,7 +58,32 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
         bodyJson.keySet shouldBe Set("access_token", "id_token", "token_type", "expires_in")
         bodyJson("token_type") shouldBe JsString("Bearer")
         bodyJson("expires_in") shouldBe JsNumber(600)
+        // The contract's bytes: its member order, compact.
+        val jwt = "[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+"
+        responseAs[String] should fullyMatch regex
+          s"""\\{"access_token":"$jwt","id_token":"$jwt","token_type":"Bearer","expires_in":600\\}"""
       }
+    }
+
+    "answer in JSON whatever the client accepts" in {
+      val login = json("""{"username":"john@example.com","password":"TopSecret0!"}""")
+      Post("/token", login) ~> addHeader(Accept(MediaRange(MediaTypes.`text/html`))) ~> routes ~> check {
+        status shouldBe StatusCodes.OK
+        contentType shouldBe ContentTypes.`application/json`
+        bodyJson.keySet should contain("access_token")
+      }
+      Post("/token", json("""{"username":"john@example.com","password":"wrong"}""")) ~>
+        addHeader(Accept(MediaRange(MediaTypes.`text/plain`))) ~> routes ~> check {
+          status shouldBe StatusCodes.BadRequest
+          responseAs[String] shouldBe InvalidGrant
+        }
+      for (path <- List("/health", "/health/live", "/.well-known/jwks.json"))
+        Get(path) ~> addHeader(Accept(MediaRange(MediaTypes.`text/html`))) ~> routes ~> check {
+          withClue(path) {
+            status shouldBe StatusCodes.OK
+            contentType shouldBe ContentTypes.`application/json`
+          }
+        }
     }
 
     "issue a token pair for a form body (argon2id user, mixed-case username)" in {
@@ -300,6 +323,9 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
         JsonParser(responseAs[String]) shouldBe JsObject("keys" -> JsArray(JsObject(
           "kty" -> JsString("RSA"), "use" -> JsString("sig"), "alg" -> JsString("RS256"),
           "kid" -> JsString(key.kid), "n" -> JsString(key.n), "e" -> JsString("AQAB"))))
+        // The contract's bytes, member order included.
+        responseAs[String] shouldBe
+          s"""{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"${key.kid}","n":"${key.n}","e":"AQAB"}]}"""
       }
     }
   }

@@ -20,7 +20,11 @@ class TokenSignerSpec extends AnyWordSpec with Matchers {
         val key = Settings.parsePkcs8RsaKey(Vectors.pem(k.file)).fold(e => fail(e.message), identity)
         val s = new TokenSigner(key, "i", "a", 1, Vectors.metrics())
         s.kid shouldBe k.kid
-        s.jwk shouldBe PublicJwk(k.kid, k.n, k.e)
+        s.jwks().getKeys.size shouldBe 1
+        val jwk = s.jwks().getKeys.get(0).toRSAKey
+        jwk.isPrivate shouldBe false
+        (jwk.getKeyType.getValue, jwk.getKeyUse.identifier, jwk.getAlgorithm.getName) shouldBe ("RSA", "sig", "RS256")
+        (jwk.getKeyID, jwk.getModulus.toString, jwk.getPublicExponent.toString) shouldBe (k.kid, k.n, k.e)
       }
     }
 

@@ -14,7 +14,8 @@ import spray.json.{JsNumber, JsObject, JsString}
  * [[WarmupSeconds]] untimed (JIT) and for the given seconds timed. stdout gets exactly one JSON line;
  * anything else goes to stderr (logback, whose appender writes to stdout, is never initialised here).
  *
- * {{{java -cp target/simple-auth-akka.jar simpleauth.SignBench <seconds>}}}
+ * Built into its own jar (the `signbench` sub-project), so the service's jar does not carry it:
+ * {{{java -cp target/simple-auth-akka.jar:target/simple-auth-akka-signbench.jar simpleauth.SignBench <seconds>}}}
  */
 object SignBench {
   val WarmupSeconds = 2.0
