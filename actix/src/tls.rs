@@ -251,10 +251,11 @@ BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEA5XtbbuJuoXUAVG/fvu7Aj2QdIGqJ
     fn connectors_are_built_for_every_verifying_mode() {
         let ca = temp_file("ca.pem", TEST_CA.as_bytes());
         for mode in [SslMode::Prefer, SslMode::Require, SslMode::VerifyCa, SslMode::VerifyFull] {
-            connector(&settings(mode, Some(RootCert::File(ca.clone())))).expect(mode.name());
+            connector(&settings(mode, Some(RootCert::File(ca.clone()))))
+                .unwrap_or_else(|e| panic!("{}: {e}", mode.name()));
         }
         for mode in [SslMode::Prefer, SslMode::Require] {
-            connector(&settings(mode, None)).expect(mode.name());
+            connector(&settings(mode, None)).unwrap_or_else(|e| panic!("{}: {e}", mode.name()));
         }
         let _ = std::fs::remove_file(ca);
     }

@@ -48,8 +48,9 @@ pub struct TokenPair {
     pub expires_in: u64,
 }
 
+/// The claims both tokens carry; the access token carries exactly these.
 #[derive(Serialize)]
-struct AccessClaims<'a> {
+struct Claims<'a> {
     iss: &'a str,
     aud: &'a str,
     sub: &'a str,
@@ -59,15 +60,11 @@ struct AccessClaims<'a> {
     jti: &'a str,
 }
 
+/// The ID token: the common claims, then the user's profile and `at_hash`.
 #[derive(Serialize)]
 struct IdClaims<'a> {
-    iss: &'a str,
-    aud: &'a str,
-    sub: &'a str,
-    iat: u64,
-    exp: u64,
-    sid: &'a str,
-    jti: &'a str,
+    #[serde(flatten)]
+    common: Claims<'a>,
     name: &'a str,
     preferred_username: &'a str,
     email: &'a str,
@@ -163,17 +160,11 @@ impl TokenSigner {
         let exp = now + self.ttl_seconds;
         let (iss, aud) = (self.issuer.as_str(), self.audience.as_str());
 
-        let access_claims = AccessClaims { iss, aud, sub: &sub, iat: now, exp, sid: &sid, jti: &access_jti };
+        let access_claims = Claims { iss, aud, sub: &sub, iat: now, exp, sid: &sid, jti: &access_jti };
         let access_token = jsonwebtoken::encode(&self.header, &access_claims, &self.key)?;
         let at_hash = at_hash(&access_token);
         let id_claims = IdClaims {
-            iss,
-            aud,
-            sub: &sub,
-            iat: now,
-            exp,
-            sid: &sid,
-            jti: &id_jti,
+            common: Claims { jti: &id_jti, ..access_claims },
             name: &user.name,
             preferred_username: &user.username,
             email: &user.email,
