@@ -163,6 +163,7 @@ STACK_TRACE = ("\tat ", "Exception in thread", "Caused by:", "panicked at", "sta
 
 def assert_refused(res: subprocess.CompletedProcess, *words: str) -> None:
     assert res.returncode != 0, f"started with a bad configuration; stdout={res.stdout[-500:]!r}"
+    assert res.returncode == 2, f"a refused start exits 2 (spec/README.md), got {res.returncode}: {res.stderr[-500:]}"
     err = res.stderr.strip()
     assert err, "a refused start says why on stderr"
     out = res.stdout + res.stderr
