@@ -533,12 +533,17 @@ class GovernorThread(threading.Thread):
 # --------------------------------------------------------------------------- sampling
 
 
-def proc_cpu_seconds(pid: int) -> float | None:
+def proc_cpu_seconds(pid: int, reaped_children: bool = False) -> float | None:
+    """utime + stime of all the process's threads; with reaped_children, also the CPU of the children it has
+    waited for (cutime + cstime), which is where an exited child's CPU time goes."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime, all threads
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLK_TCK
 
 
 def proc_rss_bytes(pid: int) -> int | None:
@@ -574,10 +579,12 @@ def postgres_pid(pg) -> int | None:
 
 
 def tree_cpu_seconds(pid: int | None) -> float | None:
-    """A process and its direct children (PostgreSQL: the postmaster and its backends)."""
+    """A process and its children (PostgreSQL: the postmaster and its backends), the exited ones included: a pool
+    that retires a connection ends a backend, and counting only the live ones made PostgreSQL's CPU over a run
+    come out negative."""
     if pid is None:
         return None
-    total = proc_cpu_seconds(pid)
+    total = proc_cpu_seconds(pid, reaped_children=True)
     if total is None:
         return None
     return total + sum(proc_cpu_seconds(k) or 0.0 for k in children_of(pid))

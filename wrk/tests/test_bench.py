@@ -512,6 +512,27 @@ def test_system_cpu_and_process_memory_are_readable():
     assert bench.tree_cpu_seconds(None) is None
 
 
+def test_tree_cpu_keeps_the_time_of_a_child_that_exited():
+    """A pool that retires a connection ends a PostgreSQL backend: its CPU must stay in the tree's total (it moves
+    to the parent's cutime/cstime once reaped), or a run's PostgreSQL CPU comes out negative."""
+    import subprocess
+    child = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+             "print('burnt', flush=True)\ntime.sleep(0.5)")
+    parent = subprocess.Popen([sys.executable, "-c", f"import subprocess, sys, time\n"
+                               f"subprocess.Popen([sys.executable, '-c', {child!r}]).wait()\n"
+                               f"print('reaped', flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout.readline().strip() == "burnt"
+        while_alive = bench.tree_cpu_seconds(parent.pid)
+        assert parent.stdout.readline().strip() == "reaped"
+        after_exit = bench.tree_cpu_seconds(parent.pid)
+    finally:
+        parent.kill()
+        parent.wait()
+    assert while_alive >= 0.3
+    assert after_exit >= while_alive
+
+
 def test_oha_summary_parsing():
     text = json.dumps({
         "summary": {"successRate": 1.0, "total": 10.0, "slowest": 0.25, "fastest": 0.001, "average": 0.01,

@@ -12,16 +12,12 @@ class SettingsTest {
 
 	@Test
 	void theContractsDefaults() {
-		Settings settings = Settings.fromEnvironment(Map.of());
-		assertThat(settings.host()).isEqualTo("0.0.0.0");
-		assertThat(settings.port()).isEqualTo(8080);
-		assertThat(settings.database()).isEqualTo(DatabaseSettings.fromUrl(Settings.DEFAULT_DATABASE_URL));
-		assertThat(settings.poolSize()).isEqualTo(10);
-		assertThat(settings.acquireTimeoutMs()).isEqualTo(1000);
-		assertThat(settings.issuer()).isEqualTo("http://localhost:8080");
-		assertThat(settings.audience()).isEqualTo("channel-api");
-		assertThat(settings.tokenTtlSeconds()).isEqualTo(600);
-		assertThat(settings.logLevel()).isEqualTo(Settings.LogLevel.INFO);
+		assertThat(Settings.fromEnvironment(Map.of()))
+			.extracting(Settings::host, Settings::port, Settings::database, Settings::poolSize,
+					Settings::acquireTimeoutMs, Settings::issuer, Settings::audience, Settings::tokenTtlSeconds,
+					Settings::logLevel)
+			.containsExactly("0.0.0.0", 8080, DatabaseSettings.fromUrl(Settings.DEFAULT_DATABASE_URL), 10, 1000L,
+					"http://localhost:8080", "channel-api", 600L, Settings.LogLevel.INFO);
 	}
 
 	@Test
@@ -30,16 +26,12 @@ class SettingsTest {
 				"postgres://u:p@db:5433/app?sslmode=disable", "DB_POOL_SIZE", "3", "DB_ACQUIRE_TIMEOUT_MS", "250",
 				"JWT_ISSUER", "https://issuer.test", "JWT_AUDIENCE", "api", "TOKEN_TTL_SECONDS", "60", "LOG_LEVEL",
 				"DEBUG"));
-		assertThat(settings.host()).isEqualTo("127.0.0.1");
-		assertThat(settings.port()).isEqualTo(9000);
-		assertThat(settings.database().jdbcUrl()).isEqualTo("jdbc:postgresql://db:5433/app?sslmode=disable");
-		assertThat(settings.database().username()).isEqualTo("u");
-		assertThat(settings.poolSize()).isEqualTo(3);
-		assertThat(settings.acquireTimeoutMs()).isEqualTo(250);
-		assertThat(settings.issuer()).isEqualTo("https://issuer.test");
-		assertThat(settings.audience()).isEqualTo("api");
-		assertThat(settings.tokenTtlSeconds()).isEqualTo(60);
-		assertThat(settings.logLevel()).isEqualTo(Settings.LogLevel.DEBUG);
+		assertThat(settings)
+			.extracting(Settings::host, Settings::port, s -> s.database().jdbcUrl(), s -> s.database().username(),
+					Settings::poolSize, Settings::acquireTimeoutMs, Settings::issuer, Settings::audience,
+					Settings::tokenTtlSeconds, Settings::logLevel)
+			.containsExactly("127.0.0.1", 9000, "jdbc:postgresql://db:5433/app?sslmode=disable", "u", 3, 250L,
+					"https://issuer.test", "api", 60L, Settings.LogLevel.DEBUG);
 		assertThat(settings.springProperties()).containsEntry("server.port", 9000)
 			.containsEntry("logging.level.io.simpleauth", "debug")
 			.containsEntry("logging.level.root", "info");
