@@ -253,6 +253,11 @@ class ThrowawayPostgres:
             raise ToolError(f"psql failed: {res.stderr.strip()}")
         return res.stdout.strip()
 
+    def client_connections(self) -> int:
+        """The service's connections to this cluster right now (client backends of its user, psql's own aside)."""
+        return int(self.psql(f"SELECT count(*) FROM pg_stat_activity WHERE usename = '{self.user}' "
+                             "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"))
+
     def destroy(self) -> None:
         if self.base is None:
             return

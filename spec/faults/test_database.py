@@ -14,7 +14,7 @@ def server_connections(pg, pool: int, settle: float = 5.0) -> int:
     """Client connections of the service; connections being closed get `settle` seconds to go."""
     deadline = time.monotonic() + settle
     while True:
-        n = int(pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'auth' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"))
+        n = pg.client_connections()
         if n <= pool or time.monotonic() > deadline:
             return n
         time.sleep(0.2)
