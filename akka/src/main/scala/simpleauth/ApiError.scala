@@ -14,9 +14,9 @@ final case class ApiError(
   /**
    * The answer: this error's status and headers, `Cache-Control: no-store`, the JSON body, and the code as an
    * attribute for the token request counter. A finished response rather than a marshalled body, because
-   * [[JsonParsingErrorHandler]] answers outside routing, where no marshaller runs.
+   * [[JsonParsingErrorHandler]] answers outside routing, where no marshaller runs. Rendered once per error.
    */
-  def response: HttpResponse =
+  lazy val response: HttpResponse =
     HttpResponse(status, ApiError.NoStore :: headers, JsonFormats.entity(ErrorBody.from(this)))
       .addAttribute(ApiError.Code, error)
 }

@@ -61,7 +61,7 @@ final class Metrics(val registry: PrometheusMeterRegistry) {
 
   /**
    * The pool's gauges, read when scraped: `active` and `idle` connections and the maximum from HikariCP's
-   * pool MXBean; `pending` counts the callers waiting for a connection (`waiting`, see JdbcUserRepository).
+   * pool MXBean; `pending` counts the callers waiting for a connection (`OutageGate.waiting`).
    */
   def bindPool(pool: PoolStatistics): Unit = {
     def gauge(name: String, description: String, read: () => Int) =

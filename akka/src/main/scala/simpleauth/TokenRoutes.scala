@@ -31,7 +31,11 @@ final class TokenRoutes(
   import TokenRoutes.*
 
   private val log = LoggerFactory.getLogger(classOf[TokenRoutes])
-  private val jwkSet = JwkSet.from(jwks)
+  // The answers that never change, rendered once (the JWKS prints a 2048-bit modulus).
+  private val jwksResponse = HttpResponse(StatusCodes.OK, List(JwksCacheControl), JsonFormats.entity(JwkSet.from(jwks)))
+  private val upResponse = HttpResponse(StatusCodes.OK, List(ApiError.NoStore), JsonFormats.entity(HealthStatus("up")))
+  private val downResponse =
+    HttpResponse(StatusCodes.ServiceUnavailable, List(ApiError.NoStore), JsonFormats.entity(HealthStatus("down")))
 
   lazy val routes: Route =
     handleExceptions(exceptionHandler) {
@@ -50,20 +54,19 @@ final class TokenRoutes(
           },
           path(".well-known" / "jwks.json") {
             readOnly {
-              complete(StatusCodes.OK, List(JwksCacheControl), jwkSet)
+              complete(jwksResponse)
             }
           },
           path("health") {
             readOnly {
               onSuccess(health.isUp()) { up =>
-                if (up) complete(StatusCodes.OK, List(ApiError.NoStore), HealthStatus("up"))
-                else complete(StatusCodes.ServiceUnavailable, List(ApiError.NoStore), HealthStatus("down"))
+                complete(if (up) upResponse else downResponse)
               }
             }
           },
           path("health" / "live") {
             readOnly { // liveness: the process serves requests; so it answers while PostgreSQL is down
-              complete(StatusCodes.OK, List(ApiError.NoStore), HealthStatus("up"))
+              complete(upResponse)
             }
           },
           path("metrics") {
