@@ -1,6 +1,6 @@
 package simpleauth
 
-import java.nio.charset.StandardCharsets.{US_ASCII, UTF_8}
+import java.nio.charset.StandardCharsets.US_ASCII
 import java.security.{KeyFactory, MessageDigest}
 import java.security.interfaces.{RSAPrivateCrtKey, RSAPublicKey}
 import java.security.spec.{PKCS8EncodedKeySpec, RSAPublicKeySpec}
@@ -20,8 +20,6 @@ trait TokenSigner:
   def issue(user: User): UIO[TokenPair]
 
 object TokenSigner:
-  def issue(user: User): URIO[TokenSigner, TokenPair] = ZIO.serviceWithZIO[TokenSigner](_.issue(user))
-
   val live: ZLayer[Settings, SettingsError, TokenSigner] = ZLayer {
     for
       cfg <- ZIO.service[Settings]

@@ -11,9 +11,6 @@ trait UserRepository:
 object UserRepository:
   val Query = "SELECT id, username, name, email, password_hash FROM users WHERE email = lower(?)"
 
-  def findByEmail(email: String): ZIO[UserRepository, DatabaseUnavailable, Option[User]] =
-    ZIO.serviceWithZIO[UserRepository](_.findByEmail(email))
-
   val live: URLayer[Database, UserRepository] = ZLayer.fromFunction(Live(_))
 
   final case class Live(db: Database) extends UserRepository:
