@@ -85,7 +85,7 @@ fn is_outage(code: Option<&SqlState>) -> bool {
 
 /// "error connecting to server: Connection refused (os error 111)" rather
 /// than only the outermost message.
-pub fn error_chain(err: &dyn std::error::Error) -> String {
+fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {

@@ -112,7 +112,7 @@ fn init_logging(level: Level) {
         .with_target("actix_server", framework)
         .with_target("actix_http", framework)
         .with_target("actix_web", framework)
-        // deadpool-postgres warns once per dropped connection; the repository
+        // deadpool-postgres warns once per dropped connection; DatabaseOutage
         // already logs an outage once, with its cause.
         .with_target("deadpool.postgres", if level >= Level::DEBUG { level } else { Level::ERROR });
     let _ = tracing_subscriber::registry()

@@ -30,7 +30,7 @@ pub fn create_pool(settings: &Settings) -> Result<Pool, PoolBuildError> {
         pg.connect_timeout(settings.acquire_timeout);
     }
     if pg.get_application_name().is_none() {
-        pg.application_name("simple-auth-actix");
+        pg.application_name(crate::STACK);
     }
     // Fast: a checkout only asks whether the connection task has seen the
     // socket close (a restarted or failed-over server closes it); the hook
