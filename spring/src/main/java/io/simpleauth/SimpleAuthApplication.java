@@ -13,6 +13,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.NestedExceptionUtils;
 
 @SpringBootApplication
 public class SimpleAuthApplication {
@@ -102,10 +103,7 @@ public class SimpleAuthApplication {
 	}
 
 	private static String rootCause(Throwable ex) {
-		Throwable root = ex;
-		while (root.getCause() != null && root.getCause() != root) {
-			root = root.getCause();
-		}
+		Throwable root = NestedExceptionUtils.getMostSpecificCause(ex);
 		String message = root.getMessage();
 		return message != null ? message : root.getClass().getSimpleName();
 	}

@@ -4,6 +4,7 @@ import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTransientConnectionException;
 
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.dao.TransientDataAccessResourceException;
@@ -40,10 +41,7 @@ public final class DatabaseErrors {
 	}
 
 	public static String rootCause(Throwable ex) {
-		Throwable root = ex;
-		while (root.getCause() != null && root.getCause() != root) {
-			root = root.getCause();
-		}
+		Throwable root = NestedExceptionUtils.getMostSpecificCause(ex);
 		return root.getClass().getSimpleName() + ": " + root.getMessage();
 	}
 
