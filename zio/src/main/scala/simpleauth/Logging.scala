@@ -12,11 +12,7 @@ import zio.logging.slf4j.bridge.Slf4jBridge
 object Logging:
   /** LOG_LEVEL, read before the settings: the logger is in place before anything logs (a bad value is `Settings`'). */
   def level(value: Option[String]): LogLevel =
-    value.map(_.trim.toLowerCase) match
-      case Some("error")            => LogLevel.Error
-      case Some("warn" | "warning") => LogLevel.Warning
-      case Some("debug" | "trace")  => LogLevel.Debug
-      case _                        => LogLevel.Info
+    value.flatMap(Settings.parseLogLevel).getOrElse(LogLevel.Info)
 
   /** A library's SLF4J logger name, shortened to its class: `HikariPool: ...`. */
   private val library: LogFormat = LogFormat.make { (out, _, _, _, _, _, _, _, annotations) =>

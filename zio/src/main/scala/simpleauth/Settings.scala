@@ -50,14 +50,19 @@ object Settings:
         Left(Config.Error.MissingData(Chunk("JWT_PRIVATE_KEY_FILE"), "one of JWT_PRIVATE_KEY_FILE or JWT_PRIVATE_KEY is required"))
     }
 
+  /** A LOG_LEVEL value, case and surrounding blanks aside; None for an unknown one. */
+  def parseLogLevel(value: String): Option[LogLevel] =
+    value.trim.toLowerCase match
+      case "error"            => Some(LogLevel.Error)
+      case "warn" | "warning" => Some(LogLevel.Warning)
+      case "info"             => Some(LogLevel.Info)
+      case "debug" | "trace"  => Some(LogLevel.Debug)
+      case _                  => None
+
   private val logLevelConfig: Config[LogLevel] =
     Config.string("LOG_LEVEL").withDefault("info").mapOrFail { s =>
-      s.trim.toLowerCase match
-        case "error"           => Right(LogLevel.Error)
-        case "warn" | "warning" => Right(LogLevel.Warning)
-        case "info"            => Right(LogLevel.Info)
-        case "debug" | "trace" => Right(LogLevel.Debug)
-        case other             => Left(Config.Error.InvalidData(Chunk("LOG_LEVEL"), s"unknown level '$other' (error, warn, info, debug)"))
+      parseLogLevel(s).toRight(
+        Config.Error.InvalidData(Chunk("LOG_LEVEL"), s"unknown level '${s.trim.toLowerCase}' (error, warn, info, debug)"))
     }
 
   val config: Config[Settings] =
