@@ -21,6 +21,20 @@ object DrainingSpec extends ZIOSpecDefault:
         draining(ok.addHeader(Header.Connection.KeepAlive)).rawHeader("connection").contains("keep-alive")
       )
     },
+    test("once started, a body is streamed with its length, so zio-http counts the request done only once written") {
+      val draining = Draining()
+      for
+        _     <- draining.start
+        after  = draining(ok)
+        bytes <- after.body.asArray
+      yield assertTrue(
+        ok.body.isComplete,
+        !after.body.isComplete,
+        after.body.knownContentLength.contains(2L),
+        new String(bytes, "UTF-8") == "ok",
+        draining(Response.status(Status.NoContent)).body.isComplete
+      )
+    },
     test("through the routes: GET and HEAD answers carry Connection: close once started") {
       val draining = Draining()
       val api      = Api(draining)
