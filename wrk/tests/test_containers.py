@@ -175,6 +175,17 @@ def test_start_timing_asks_the_engine_once_not_per_poll(monkeypatch):
     assert (live, token) == (1.25, 1.75)   # from exec: StartedAt was 0.25 s after the wall clock's start
 
 
+def test_startup_verdict_fails_a_lost_aot_cache_and_reports_the_target():
+    slack = containers.STARTUP_SLACK_S
+    assert containers.startup_verdict((1.0, 1.1), (1.0, 1.0), 0.5, 0.2) == "ok"
+    assert containers.startup_verdict((1.25, 1.25), (1.0, 1.0), 0.5, 0.2) == "over target"
+    # no AOT cache: about twice the local start (2.2 s against 1.0 s measured): fails
+    assert containers.startup_verdict((2.2, 2.3), (1.0, 1.05), 0.5, 0.2) == "over"
+    # one figure over is enough; a gap within the measurement grain is never over
+    assert containers.startup_verdict((1.0, 1.6), (1.0, 1.0), 0.5, 0.2) == "over"
+    assert containers.startup_verdict((0.02 + slack * 0.9,), (0.02,), 0.5, 0.2) == "ok"
+
+
 def test_startup_check_fails_only_when_over_twice():
     seen = []
 
