@@ -15,7 +15,16 @@ object TokenService:
 
   final case class Live(users: UserRepository, verifier: PasswordVerifier, signer: TokenSigner, unusable: UnusableHashLog)
       extends TokenService:
+    /**
+     * Locked to the executor it starts on (ZIO's default one): the lookup and argon2id run on the blocking pool,
+     * and a fiber that is not locked stays on the blocking thread once such a call returns (ZIO's rule, see
+     * zio/zio#8368), so the password check and the signing after it ran there, on 15-28 blocking threads on two
+     * cores. Locked, the fiber comes back to the default executor's threads, one per core.
+     */
     def issue(request: TokenRequest): IO[ApiError, TokenPair] =
+      ZIO.executorWith(login(request).onExecutor(_))
+
+    private def login(request: TokenRequest): IO[ApiError, TokenPair] =
       for
         user  <- users.findByEmail(request.username).orElseFail(ApiError.TemporarilyUnavailable)
         known <- authenticate(user, request.password)

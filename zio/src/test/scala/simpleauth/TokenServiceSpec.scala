@@ -21,6 +21,27 @@ object TokenServiceSpec extends ZIOSpecDefault:
         broken  <- TokenService.issue(TokenRequest("broken@example.com", "TopSecret0!")).flip
       yield assertTrue(List(wrong, unknown, broken).forall(_ == ApiError.InvalidGrant))
     },
+    test("after the lookup on the blocking pool, the password check (and the signing after it) leave that pool") {
+      for
+        users    <- ZIO.service[InMemoryUsers]
+        verifier <- ZIO.service[PasswordVerifier]
+        signer   <- ZIO.service[TokenSigner]
+        unusable <- ZIO.service[UnusableHashLog]
+        threads  <- Ref.make(Map.empty[String, String])
+        here      = (step: String) => ZIO.succeed(Thread.currentThread.getName).flatMap(t => threads.update(_ + (step -> t)))
+        blockingLookup = new UserRepository:
+          def findByEmail(email: String) = ZIO.blocking(here("lookup") *> users.findByEmail(email))
+        recording = new PasswordVerifier:
+          def verify(password: String, storedHash: String) = here("check") *> verifier.verify(password, storedHash)
+          def verifyUnknownUser(password: String)          = verifier.verifyUnknownUser(password)
+        pair <- TokenService.Live(blockingLookup, recording, signer, unusable).issue(TokenRequest("john@example.com", "TopSecret0!"))
+        seen <- threads.get
+      yield assertTrue(
+        pair.accessToken.nonEmpty,
+        seen("lookup").startsWith("zio-default-blocking"),
+        !seen("check").startsWith("zio-default-blocking")
+      )
+    },
     test("the database down is temporarily_unavailable") {
       for
         users <- ZIO.service[InMemoryUsers]
