@@ -533,16 +533,16 @@ def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.5,
             # container's threads share one cgroup's CPU weight, a local JVM's threads each have their own).
             cpu = {w: statistics.median([s[2] for s in v if s[2] is not None] or [float("nan")]) for w, v in samples.items()}
             verdict = startup_verdict(med["image"], med["local"], tolerance, target)
-            ok, on_target = verdict != "over", verdict == "ok"
+            said = {"ok": "ok", "over target": f"over the +{target:.0%} target (not failed)",
+                    "over": f"OVER +{tolerance:.0%}"}[verdict]
             fig = lambda w: f"{w} {med[w][0]:.3f} | {med[w][1]:.3f} s"
             print(f"{name}: start-up, median of {runs} (exec -> /health/live 200 | -> first token): {fig('local')}, "
                   f"{fig('image')} (host network, same database), {fig('compose')} (compose: bridge, port forwarding, "
                   f"PostgreSQL container); image/local {ratio['image'][0]:.2f} | {ratio['image'][1]:.2f}, "
                   f"compose/local {ratio['compose'][0]:.2f} | {ratio['compose'][1]:.2f} (CPU to the first token: "
                   f"local {cpu['local']:.2f} s, image {cpu['image']:.2f} s, compose {cpu['compose']:.2f} s) "
-                  f"{'ok' if on_target else f'over the +{target:.0%} target (not failed)' if ok else f'OVER +{tolerance:.0%}'}"
-                  f"; samples {samples}", flush=True)
-            if not ok:
+                  f"{said}; samples {samples}", flush=True)
+            if verdict == "over":
                 slow.append(name)
     return slow
 
