@@ -1,12 +1,14 @@
 # simple-auth: one token service, four stacks, one benchmark.
 #   make test                  every stack's unit tests, the conformance suite and the fault suite, every stack
 #   make conformance-tls       the whole conformance suite against TLS-only PostgreSQL (require, verify-full)
+#   make conformance-keys      the whole conformance suite once per key type (RS256 2048/4096, ES256, EdDSA)
 #   make test-faults           the fault suite with its long parts (latency under slow clients, soak)
 #   make soak                  5-minute memory soak per stack
 #   make bench                 the benchmark (throw-away PostgreSQL unless DATABASE_URL is set)
+#   make bench BENCH_ARGS="--key-type ed25519"       the benchmark signing with another dev key (rsa-2048, rsa-4096, p-256, ed25519)
 #   make docker-test           images, docker compose, conformance per container, a fly-sized check, a docker bench
 #   make profile               CPU profiles (flame graphs) of every stack under load, into results/
-#   make run STACK=actix       one stack in the foreground with the dev key
+#   make run STACK=actix       one stack in the foreground with the dev key (KEY_TYPE=p-256 or ed25519: another)
 #   make user ARGS="add alice@example.org 'Alice'"   add / reset / disable a real user (DATABASE_URL; sql/users.py)
 #   make compare A=results/X B=results/Y             two benchmark result sets side by side (wrk/compare.py)
 #   make deps                  check what the project needs on this machine (.ci/install); installs it as root
@@ -22,7 +24,7 @@ ONLY   := $(or $(STACK),$(STACKS))
 # rustup's cargo, when it is not on PATH yet (a fresh login shell has it; make's may not).
 export PATH := $(if $(wildcard $(HOME)/.cargo/bin/cargo),$(HOME)/.cargo/bin:)$(PATH)
 
-.PHONY: help deps test test-faults soak unit conformance conformance-tls tools-test run db build venv bench bench-smoke docker-test profile user compare clean
+.PHONY: help deps test test-faults soak unit conformance conformance-tls conformance-keys tools-test run db build venv bench bench-smoke docker-test profile user compare clean
 .DEFAULT_GOAL := help
 
 help:
@@ -53,6 +55,10 @@ test: deps venv tools-test
 	    echo "=== $$s: conformance against a TLS-only PostgreSQL, sslmode=$$m (the tls_core subset)"; \
 	    $(PY) -m pytest spec/conformance --stack $$s --db-tls $$m -m tls_core || failed="$$failed $$s(conformance-tls-$$m)"; \
 	  done; \
+	  for k in p-256 ed25519; do \
+	    echo "=== $$s: conformance signing with the $$k dev key (the signing subset)"; \
+	    $(PY) -m pytest spec/conformance --stack $$s --key-type $$k -m signing || failed="$$failed $$s(conformance-$$k)"; \
+	  done; \
 	  echo "=== $$s: faults"; \
 	  $(PY) -m pytest spec/faults --stack $$s || failed="$$failed $$s(faults)"; \
 	done; \
@@ -68,6 +74,10 @@ conformance: venv
 # The whole conformance suite against TLS-only PostgreSQL (make test runs its tls_core subset).
 conformance-tls: venv
 	@for s in $(ONLY); do for m in require verify-full; do $(PY) -m pytest spec/conformance --stack $$s --db-tls $$m || exit 1; done; done
+
+# The whole conformance suite once per dev key type (make test runs RSA-2048 whole and the signing subset of the others).
+conformance-keys: venv
+	@for s in $(ONLY); do for k in rsa-2048 rsa-4096 p-256 ed25519; do $(PY) -m pytest spec/conformance --stack $$s --key-type $$k || exit 1; done; done
 
 test-faults: venv
 	@failed=""; for s in $(ONLY); do $(PY) -m pytest spec/faults --long --stack $$s || failed="$$failed $$s"; done; \
@@ -86,12 +96,13 @@ build: venv
 
 run: venv
 	@test -n "$(STACK)" || { echo "usage: make run STACK=<$(STACKS)>"; exit 2; }
-	$(PY) wrk/stackctl.py run $(STACK)
+	$(PY) wrk/stackctl.py run $(STACK) $(if $(KEY_TYPE),--key-type $(KEY_TYPE))
 
 db: venv
 	$(PY) wrk/stackctl.py db
 
-# Extra runner flags: make bench BENCH_ARGS="--profile fly-shared-cpu-1x --stacks actix,spring"
+# Extra runner flags: make bench BENCH_ARGS="--profile fly-shared-cpu-1x --stacks actix,spring"; --key-type p-256 etc.
+# signs with another dev key (one results set per key type, side by side: wrk/compare.py --own-cost; docs/benchmark.md).
 BENCH_ARGS ?=
 bench: deps venv
 	bash .ci/install --loadgen

@@ -9,12 +9,14 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import sys
 from pathlib import Path
 
 from argon2 import PasswordHasher
 from argon2.low_level import Type
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "vectors.json"
@@ -28,20 +30,62 @@ def int_b64url(n: int) -> str:
     return b64url(n.to_bytes((n.bit_length() + 7) // 8, "big"))
 
 
-def jwk_of(pem_path: Path) -> dict:
-    key = serialization.load_pem_private_key(pem_path.read_bytes(), password=None)
-    pub = key.public_key().public_numbers()
-    e, n = int_b64url(pub.e), int_b64url(pub.n)
+# The key types the contract accepts (spec/README.md §2): type name, JWS algorithm, the hash at_hash uses.
+ALGORITHMS = {"RSA": ("RS256", "sha256"), "P-256": ("ES256", "sha256"), "Ed25519": ("EdDSA", "sha512")}
+SIGNING_KEYS = [("rsa-2048", "dev-rsa-2048.pem"), ("rsa-4096", "dev-rsa-4096.pem"),
+                ("p-256", "dev-p256.pem"), ("ed25519", "dev-ed25519.pem")]
+PUBLIC_BUNDLE = "dev-public-keys.pem"
+
+
+def public_jwk(public_key) -> tuple[dict, str]:
+    """The RFC 7638 members of a public key (lexicographic order) and its JWK family (RSA, P-256, Ed25519)."""
+    if isinstance(public_key, rsa.RSAPublicKey):
+        pub = public_key.public_numbers()
+        return {"e": int_b64url(pub.e), "kty": "RSA", "n": int_b64url(pub.n)}, "RSA"
+    if isinstance(public_key, ec.EllipticCurvePublicKey):
+        assert public_key.curve.name == "secp256r1", public_key.curve.name
+        pub = public_key.public_numbers()
+        # RFC 7518 §6.2.1.2: x and y are the full 32-byte field elements, leading zeros kept.
+        return {"crv": "P-256", "kty": "EC", "x": b64url(pub.x.to_bytes(32, "big")),
+                "y": b64url(pub.y.to_bytes(32, "big"))}, "P-256"
+    if isinstance(public_key, ed25519.Ed25519PublicKey):
+        raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return {"crv": "Ed25519", "kty": "OKP", "x": b64url(raw)}, "Ed25519"  # RFC 8037 §2
+    raise ValueError(f"unsupported key {type(public_key).__name__}")
+
+
+def jwk_entry(public_key) -> dict:
+    required, family = public_jwk(public_key)
     # RFC 7638: required members only, lexicographic order, no whitespace.
-    canonical = json.dumps({"e": e, "kty": "RSA", "n": n}, separators=(",", ":"), sort_keys=True)
+    canonical = json.dumps(required, separators=(",", ":"), sort_keys=True)
     kid = b64url(hashlib.sha256(canonical.encode("ascii")).digest())
-    return {
-        "file": f"keys/{pem_path.name}",
-        "bits": key.key_size,
-        "thumbprint_input": canonical,
-        "kid": kid,
-        "jwk": {"kty": "RSA", "use": "sig", "alg": "RS256", "kid": kid, "n": n, "e": e},
-    }
+    alg, digest = ALGORITHMS[family]
+    jwk = {"kty": required["kty"], "use": "sig", "alg": alg, "kid": kid}
+    jwk.update({k: v for k, v in required.items() if k != "kty"})
+    return {"alg": alg, "at_hash_digest": digest, "thumbprint_input": canonical, "kid": kid, "jwk": jwk}
+
+
+def key_entry(key_type: str, file_name: str) -> dict:
+    key = serialization.load_pem_private_key((HERE / "keys" / file_name).read_bytes(), password=None)
+    entry = {"type": key_type, "file": f"keys/{file_name}"}
+    if isinstance(key, rsa.RSAPrivateKey):
+        entry["bits"] = key.key_size
+    entry.update(jwk_entry(key.public_key()))
+    return entry
+
+
+def bundle_entry(keys: list[dict]) -> dict:
+    """The public-key bundle (all four dev keys, the 2048-bit one first) and the JWKS a service publishes with
+    dev-rsa-2048 as its signing key and this bundle as JWT_PUBLIC_KEYS_FILE: signing key first, then the
+    bundle's keys in file order, a key already published (here the signing key itself) not repeated."""
+    text = (HERE / "keys" / PUBLIC_BUNDLE).read_text()
+    blocks = re.findall(r"-----BEGIN PUBLIC KEY-----.*?-----END PUBLIC KEY-----", text, re.S)
+    kids = [jwk_entry(serialization.load_pem_public_key(b.encode()))["kid"] for b in blocks]
+    by_kid = {k["kid"]: k for k in keys}
+    signing = next(k for k in keys if k["type"] == "rsa-2048")
+    published = [signing["kid"]] + [kid for kid in dict.fromkeys(kids) if kid != signing["kid"]]
+    return {"file": f"keys/{PUBLIC_BUNDLE}", "kids": kids, "signing_key": signing["file"],
+            "jwks": {"keys": [by_kid[kid]["jwk"] for kid in published]}}
 
 
 def legacy_hash(password: str, salt_b64: str) -> str:
@@ -49,8 +93,11 @@ def legacy_hash(password: str, salt_b64: str) -> str:
     return f"$hmac-sha256${salt_b64}${base64.b64encode(mac).decode('ascii')}"
 
 
-def at_hash(token: str) -> str:
-    return b64url(hashlib.sha256(token.encode("ascii")).digest()[:16])
+def at_hash(token: str, digest: str) -> str:
+    """OIDC Core §3.1.3.6: the left half of the hash the signing algorithm uses (SHA-256 for RS256 and ES256,
+    SHA-512 for EdDSA with Ed25519), base64url without padding."""
+    full = hashlib.new(digest, token.encode("ascii")).digest()
+    return b64url(full[:len(full) // 2])
 
 
 def build(previous: dict | None) -> dict:
@@ -113,6 +160,7 @@ def build(previous: dict | None) -> dict:
     for name, h in malformed:
         passwords.append({"name": f"malformed-{name}", "password": "TopSecret0!", "hash": h, "valid": False, "malformed": True})
 
+    keys = [key_entry(t, f) for t, f in SIGNING_KEYS]
     tokens = [
         # Arbitrary ASCII strings stand in for access tokens: at_hash is defined over any octets.
         "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl",
@@ -123,8 +171,10 @@ def build(previous: dict | None) -> dict:
         "_comment": "Shared test vectors; regenerate or check with spec/gen_vectors.py. Dev keys only.",
         "password_hash_defaults": {"argon2id": {"m": 19456, "t": 2, "p": 1, "hash_len": 32, "salt_len": 16}},
         "passwords": passwords,
-        "keys": [jwk_of(HERE / "keys" / "dev-rsa-2048.pem"), jwk_of(HERE / "keys" / "dev-rsa-4096.pem")],
-        "at_hash": [{"access_token": t, "at_hash": at_hash(t)} for t in tokens],
+        "keys": keys,
+        "public_key_bundle": bundle_entry(keys),
+        "at_hash": [{"alg": alg, "access_token": t, "at_hash": at_hash(t, digest)}
+                    for alg, digest in ALGORITHMS.values() for t in tokens],
     }
 
 

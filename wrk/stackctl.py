@@ -6,7 +6,7 @@
     python3 wrk/stackctl.py db [--tls]           # throw-away PostgreSQL until Ctrl-C (--tls: TLS-only, own CA)
     python3 wrk/stackctl.py build STACK          # release build
     python3 wrk/stackctl.py test STACK           # the stack's own unit tests
-    python3 wrk/stackctl.py run STACK [--key-bits 4096]   # build if needed, run in the foreground
+    python3 wrk/stackctl.py run STACK [--key-type p-256]   # build if needed, run in the foreground
 
 With DATABASE_URL set, that database is used as it is (it must already hold
 sql/schema.sql and sql/seed.sql); without it, a PostgreSQL cluster is created
@@ -40,7 +40,9 @@ SQL_FILES = [ROOT / "sql" / "schema.sql", ROOT / "sql" / "seed.sql"]
 # wrk/docker-ci.sh): values other than the contract's defaults, so a stack that ignores its environment is caught.
 CONFORMANCE_ENV = {"JWT_ISSUER": "https://issuer.conformance.test", "JWT_AUDIENCE": "conformance-api",
                    "TOKEN_TTL_SECONDS": "900"}
-KEYS = {2048: ROOT / "spec" / "keys" / "dev-rsa-2048.pem", 4096: ROOT / "spec" / "keys" / "dev-rsa-4096.pem"}
+# The dev signing keys by type (spec/keys/README.md); the key's type decides the tokens' algorithm.
+KEYS = {k["type"]: ROOT / "spec" / k["file"] for k in json.loads((ROOT / "spec" / "vectors.json").read_text())["keys"]}
+DEFAULT_KEY_TYPE = "rsa-2048"
 
 
 class ToolError(RuntimeError):
@@ -460,7 +462,7 @@ class Stack:
         log(f"unit tests of {self.name}: {' '.join(self.manifest['test'])}")
         return subprocess.run(self.command("test"), cwd=self.dir, env=self.env()).returncode
 
-    def contract_env(self, database_url: str, port: int, key_bits: int = 2048, **overrides: str) -> dict:
+    def contract_env(self, database_url: str, port: int, key_type: str = DEFAULT_KEY_TYPE, **overrides: str) -> dict:
         """The contract's environment (§5), the same for every stack."""
         env = self.env()
         for var in ("JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"):
@@ -471,7 +473,7 @@ class Stack:
             "DATABASE_URL": database_url,
             "DB_POOL_SIZE": "10",
             "DB_ACQUIRE_TIMEOUT_MS": "1000",
-            "JWT_PRIVATE_KEY_FILE": str(KEYS[key_bits]),
+            "JWT_PRIVATE_KEY_FILE": str(KEYS[key_type]),
             "JWT_ISSUER": f"http://localhost:{port}",
             "JWT_AUDIENCE": "channel-api",
             "TOKEN_TTL_SECONDS": "600",
@@ -609,7 +611,7 @@ def cmd_run(args) -> int:
     stack = Stack.load(args.stack)
     stack.ensure_built()
     with database() as (url, _pg):
-        env = stack.contract_env(url, args.port, args.key_bits)
+        env = stack.contract_env(url, args.port, args.key_type)
         # In the foreground the issuer is what a client on this machine calls.
         proc = subprocess.Popen(stack.command("run"), cwd=stack.dir, env=env)
         try:
@@ -644,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run")
     p.add_argument("stack")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
-    p.add_argument("--key-bits", type=int, choices=sorted(KEYS), default=2048)
+    p.add_argument("--key-type", choices=list(KEYS), default=DEFAULT_KEY_TYPE, help="the dev key to sign with")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "list":

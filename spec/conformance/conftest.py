@@ -2,6 +2,7 @@
 
     pytest spec/conformance --stack actix            # build if needed, throw-away PostgreSQL, start, test
     pytest spec/conformance --stack actix --db-tls verify-full   # the same against a TLS-only PostgreSQL
+    pytest spec/conformance --stack actix --key-type ed25519     # the same with another dev key (and algorithm)
     pytest spec/conformance --base-url http://host:8080   # an already-running service (no process tests)
 
 With --stack, a PostgreSQL cluster of its own is created for the run unless
@@ -10,7 +11,9 @@ own, since they stop and start it. With --db-tls every cluster the suite
 starts accepts TLS only (DATABASE_URL is then not used), and the service gets
 sslmode=require or sslmode=verify-full&sslrootcert=<the cluster's CA>.
 `-m tls_core` selects the tests whose outcome depends on the database
-connection (the short TLS run).
+connection (the short TLS run). --key-type picks the dev key the service signs
+with (spec/keys/README.md); `-m signing` selects the tests whose outcome
+depends on it (the short run per key type).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from service import ROOT, Service, start_service  # noqa: E402,F401
+from service import KEYS, ROOT, Service, start_service  # noqa: E402,F401
 import stackctl  # noqa: E402
 
 
@@ -34,17 +37,20 @@ def pytest_addoption(parser):
     parser.addoption("--base-url", default=None, help="test an already-running service instead")
     parser.addoption("--db-tls", default=None, choices=stackctl.TLS_MODES,
                      help="run against TLS-only PostgreSQL clusters with this sslmode")
+    parser.addoption("--key-type", default=stackctl.DEFAULT_KEY_TYPE, choices=list(KEYS),
+                     help="the dev key the service signs with (its type decides the algorithm)")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "tls_core: depends on the database connection; the subset CI runs under --db-tls")
+    config.addinivalue_line("markers", "signing: depends on the signing key; the subset CI runs per --key-type")
     if config.getoption("--db-tls") and config.getoption("--base-url"):
         raise pytest.UsageError("--db-tls starts the stack on TLS-only clusters of its own; drop --base-url")
 
 
 def pytest_report_header(config):
     return (f"simple-auth conformance: stack={config.getoption('--stack')} base-url={config.getoption('--base-url')} "
-            f"db-tls={config.getoption('--db-tls')}")
+            f"db-tls={config.getoption('--db-tls')} key-type={config.getoption('--key-type')}")
 
 
 @pytest.fixture(scope="session")
@@ -73,6 +79,11 @@ def open_database(db_tls, new_cluster):
 
 
 @pytest.fixture(scope="session")
+def key_type(request) -> str:
+    return request.config.getoption("--key-type")
+
+
+@pytest.fixture(scope="session")
 def stack(request) -> stackctl.Stack | None:
     name = request.config.getoption("--stack")
     if request.config.getoption("--base-url"):
@@ -91,13 +102,13 @@ def workdir():
 
 
 @pytest.fixture(scope="session")
-def service(request, stack, workdir, open_database) -> Service:
+def service(request, stack, workdir, open_database, key_type) -> Service:
     base_url = request.config.getoption("--base-url")
     if base_url:
         yield Service(base_url.rstrip("/"))
         return
     with open_database() as (url, pg):
-        svc = start_service(stack, url, workdir / f"{stack.name}.log", pg)
+        svc = start_service(stack, url, workdir / f"{stack.name}.log", pg, key_type=key_type)
         yield svc
         stackctl.stop_process(svc.proc)
 
@@ -122,6 +133,19 @@ def jwks(service, http) -> dict:
     r = http.get(service.url("/.well-known/jwks.json"), timeout=10)
     assert r.status_code == 200
     return r.json()
+
+
+@pytest.fixture(scope="session")
+def signing_key(request, key_type, jwks) -> dict:
+    """vectors.json's entry of the key the service signs with. Against --base-url, the dev key whose kid the
+    JWKS serves first; a deployment with a key of its own has none, and the tests that need it skip."""
+    if not request.config.getoption("--base-url"):
+        return KEYS[key_type]
+    first = jwks["keys"][0]["kid"] if jwks.get("keys") else None
+    entry = next((k for k in KEYS.values() if k["kid"] == first), None)
+    if entry is None:
+        pytest.skip("the service signs with a key that is not a dev key (spec/keys)")
+    return entry
 
 
 @pytest.fixture(scope="session")

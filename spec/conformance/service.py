@@ -16,7 +16,9 @@ sys.path.insert(0, str(ROOT / "wrk"))
 import stackctl  # noqa: E402
 
 VECTORS = json.loads((ROOT / "spec" / "vectors.json").read_text())
-DEV_KEY = next(k for k in VECTORS["keys"] if k["bits"] == 2048)
+# The dev signing keys by type (rsa-2048, rsa-4096, p-256, ed25519): vectors.json's entry of each.
+KEYS = {k["type"]: k for k in VECTORS["keys"]}
+DEV_KEY = KEYS[stackctl.DEFAULT_KEY_TYPE]
 
 # Values other than the contract's defaults, so a stack that ignores its environment is caught
 # (stackctl.CONFORMANCE_ENV: the Docker run uses the same).
@@ -42,10 +44,11 @@ class Service:
 
 
 def start_service(stack: stackctl.Stack, database_url: str, log_path: Path, pg=None, wait_for: int = 200,
-                  **env_overrides) -> Service:
+                  key_type: str = stackctl.DEFAULT_KEY_TYPE, **env_overrides) -> Service:
     port = stackctl.free_port()
-    env = stack.contract_env(database_url, port, JWT_ISSUER=ISSUER, JWT_AUDIENCE=AUDIENCE,
-                             TOKEN_TTL_SECONDS=str(TTL), **env_overrides)
+    env = stack.contract_env(database_url, port, key_type,
+                             **{"JWT_ISSUER": ISSUER, "JWT_AUDIENCE": AUDIENCE, "TOKEN_TTL_SECONDS": str(TTL),
+                                **env_overrides})
     proc = stack.spawn(env, log_path)
     svc = Service(f"http://127.0.0.1:{port}", proc, log_path, pg, stack)
     try:

@@ -16,7 +16,7 @@ import pytest
 from helpers import JOHN
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY"]
-READ_ONLY = ["/health", "/health/live", "/.well-known/jwks.json", "/metrics"]
+READ_ONLY = ["/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics"]
 PATHS = ["/token", *READ_ONLY, "/nope", "/token/"]
 BODIES = ["none", "json", "json-chunked"]
 PAYLOAD = json.dumps(JOHN).encode()

@@ -64,6 +64,9 @@ def test_required_families_names_labels_and_types(http, service):
     assert set(series(samples, "simpleauth_db_pool_connections")) == {labelled(state="active"), labelled(state="idle")}
     assert set(series(samples, "simpleauth_db_pool_pending")) == {frozenset()}
     assert set(series(samples, "simpleauth_db_pool_max")) == {frozenset()}
+    assert type_of("simpleauth_key_reloads", "simpleauth_key_reloads_total") == "counter"
+    # Both series from the start, and the suite's service is never sent SIGHUP.
+    assert series(samples, "simpleauth_key_reloads_total") == {labelled(result="success"): 0, labelled(result="failure"): 0}
 
 
 @pytest.mark.parametrize("name", list(HISTOGRAMS))

@@ -167,7 +167,8 @@ def assert_refused(res: subprocess.CompletedProcess, *words: str) -> None:
     assert any(w.lower() in err.lower() for w in words), f"stderr does not name the problem ({words}): {err[-500:]}"
 
 
-@pytest.mark.parametrize("key_file", ["rsa-2048-pkcs1.pem", "rsa-1024-pkcs8.pem", "ec-p256-pkcs8.pem"])
+@pytest.mark.parametrize("key_file", ["rsa-2048-pkcs1.pem", "rsa-1024-pkcs8.pem", "ec-p256-sec1.pem", "ec-p384-pkcs8.pem",
+                                      "ec-secp256k1-pkcs8.pem", "ed448-pkcs8.pem"])
 def test_refuses_an_unusable_key(own_process, key_file):
     env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
                                    JWT_PRIVATE_KEY_FILE=str(INVALID_KEYS / key_file))
@@ -295,3 +296,4 @@ def test_inline_key_works_and_sigterm_exits_zero(own_process, workdir, open_data
         assert code == 0, f"exit code {code} on SIGTERM; log: {svc.log_text()[-1500:]}"
         assert elapsed < 12
         assert DEV_KEY["kid"] in svc.log_text(), "the start-up line names the kid"
+        assert "alg=RS256" in svc.log_text(), "the start-up line names the algorithm"

@@ -5,13 +5,14 @@ import time
 
 import pytest
 
-from service import AUDIENCE, DEV_KEY, ISSUER, TTL
-from helpers import (ACCESS_CLAIMS, ID_CLAIMS, JANE, JOHN, assert_token_pair, assert_uuid, at_hash, jose_header,
-                     verify)
+from service import AUDIENCE, ISSUER, TTL
+from helpers import (ACCESS_CLAIMS, DEFAULT_CLIENT_ID, ID_CLAIMS, JANE, JOHN, assert_error, assert_token_pair,
+                     assert_uuid, at_hash, b64url_decode, jose_header, verify)
 
 
-# Every test here needs the database through the service (the subset CI also runs under --db-tls).
-pytestmark = pytest.mark.tls_core
+# Every test here needs the database through the service (the subset CI also runs under --db-tls), and signs
+# with the run's key (the subset CI also runs per --key-type).
+pytestmark = [pytest.mark.tls_core, pytest.mark.signing]
 
 
 def post_json(http, service, body, **kw):
@@ -32,13 +33,23 @@ def test_form_login_returns_a_token_pair(http, service):
     assert_token_pair(r, TTL)
 
 
-def test_tokens_are_rs256_with_the_thumbprint_kid(http, service):
+def test_headers_name_the_keys_algorithm_and_thumbprint(http, service, signing_key):
+    # The key decides the algorithm (RS256, ES256, EdDSA); the access token is an RFC 9068 at+jwt.
+    body = assert_token_pair(post_json(http, service, JOHN), TTL)
+    assert jose_header(body["access_token"]) == {"alg": signing_key["alg"], "typ": "at+jwt", "kid": signing_key["kid"]}
+    assert jose_header(body["id_token"]) == {"alg": signing_key["alg"], "typ": "JWT", "kid": signing_key["kid"]}
+
+
+def test_es256_signature_is_the_jose_form(http, service, signing_key):
+    # RFC 7518 §3.4: R and S, 32 bytes each, concatenated; a DER-encoded ECDSA signature is refused by verifiers.
+    if signing_key["alg"] != "ES256":
+        pytest.skip("ES256 only")
     body = assert_token_pair(post_json(http, service, JOHN), TTL)
     for token in (body["access_token"], body["id_token"]):
-        assert jose_header(token) == {"alg": "RS256", "typ": "JWT", "kid": DEV_KEY["kid"]}
+        assert len(b64url_decode(token.split(".")[2])) == 64
 
 
-def test_claims_of_both_tokens(http, service, jwks, user_row):
+def test_claims_of_both_tokens(http, service, jwks, user_row, signing_key):
     before = int(time.time())
     body = assert_token_pair(post_json(http, service, JOHN), TTL)
     after = int(time.time())
@@ -63,7 +74,8 @@ def test_claims_of_both_tokens(http, service, jwks, user_row):
     assert ident["email"] == "john@example.com"
     assert ident["name"] == "John Doe"
     assert ident["preferred_username"] == "johndoe"
-    assert ident["at_hash"] == at_hash(body["access_token"])
+    assert ident["at_hash"] == at_hash(body["access_token"], signing_key["alg"])
+    assert access["client_id"] == DEFAULT_CLIENT_ID
     row = user_row("john@example.com")
     if row is not None:
         assert access["sub"] == row["id"]
@@ -126,8 +138,44 @@ def test_json_grant_type_password_and_unknown_members(http, service):
 
 
 def test_form_extra_parameters_are_ignored(http, service):
-    r = post_form(http, service, {"grant_type": "password", **JOHN, "scope": "openid profile", "client_id": "web"})
+    r = post_form(http, service, {"grant_type": "password", **JOHN, "scope": "openid profile", "state": "x"})
     assert_token_pair(r, TTL)
+
+
+@pytest.mark.parametrize("client_id", ["web", "a", "x" * 128, "my app/1.0 (ios); ~!@#$%^&*()_+{}|:\"<>?`-=[]\\;',."],
+                         ids=["word", "one-char", "128-chars", "all-printable-punctuation"])
+def test_client_id_is_the_access_tokens_claim(http, service, jwks, client_id):
+    for r in (post_json(http, service, {**JOHN, "client_id": client_id}),
+              post_form(http, service, {"grant_type": "password", **JOHN, "client_id": client_id})):
+        body = assert_token_pair(r, TTL)
+        assert verify(body["access_token"], jwks, ISSUER, AUDIENCE)["client_id"] == client_id
+        assert "client_id" not in verify(body["id_token"], jwks, ISSUER, AUDIENCE)
+
+
+def test_without_client_id_the_default_is_used(http, service, jwks):
+    for r in (post_json(http, service, JOHN), post_form(http, service, {"grant_type": "password", **JOHN})):
+        body = assert_token_pair(r, TTL)
+        assert verify(body["access_token"], jwks, ISSUER, AUDIENCE)["client_id"] == DEFAULT_CLIENT_ID
+
+
+@pytest.mark.parametrize("client_id", ["", "x" * 129, "tab\there", "new\nline", "caf\u00e9", "\u0000", "del\u007f"],
+                         ids=["empty", "129-chars", "tab", "newline", "non-ascii", "nul", "del"])
+def test_client_id_outside_its_rule_is_invalid_request(http, service, client_id):
+    assert_error(post_json(http, service, {**JOHN, "client_id": client_id}), 400, "invalid_request")
+    assert_error(post_form(http, service, {"grant_type": "password", **JOHN, "client_id": client_id}), 400,
+                 "invalid_request")
+
+
+@pytest.mark.parametrize("value", [None, 7, True, ["web"], {"id": "web"}], ids=["null", "number", "bool", "array", "object"])
+def test_json_client_id_of_another_type_is_invalid_request(http, service, value):
+    assert_error(post_json(http, service, {**JOHN, "client_id": value}), 400, "invalid_request")
+
+
+def test_form_client_id_twice_is_invalid_request(http, service):
+    r = http.post(service.url("/token"), data="grant_type=password&username=john%40example.com&password=TopSecret0%21"
+                  "&client_id=web&client_id=web", headers={"Content-Type": "application/x-www-form-urlencoded"},
+                  timeout=10)
+    assert_error(r, 400, "invalid_request")
 
 
 def test_form_plus_and_percent_decoding(http, service):

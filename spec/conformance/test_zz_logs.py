@@ -5,7 +5,6 @@ import re
 
 import pytest
 
-from service import DEV_KEY
 
 SECRETS = [
     ("a password", re.compile(r"TopSecret0|CorrectHorse9|legacy-pass-|argon-pass-")),
@@ -15,14 +14,17 @@ SECRETS = [
 ]
 
 
-# The log of the whole run: under --db-tls the drivers' TLS messages land in it too.
-pytestmark = pytest.mark.tls_core
+# The log of the whole run: under --db-tls the drivers' TLS messages land in it too, and under --key-type
+# the start-up line names another key.
+pytestmark = [pytest.mark.tls_core, pytest.mark.signing]
 
 
-def test_start_up_line_names_the_kid(service):
+def test_start_up_line_names_the_kid_and_alg(service, signing_key):
     if service.log_path is None:
         pytest.skip("the suite does not see this service's output")
-    assert DEV_KEY["kid"] in service.log_text()
+    line = next((line for line in service.log_text().splitlines() if signing_key["kid"] in line), None)
+    assert line is not None, "the start-up line names the kid"
+    assert f"alg={signing_key['alg']}" in line, f"the start-up line names the algorithm: {line}"
 
 
 def test_no_secrets_and_no_per_request_lines_in_the_log(service):

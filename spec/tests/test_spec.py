@@ -13,7 +13,7 @@ import yaml
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 SPEC = Path(__file__).resolve().parents[1]
 VECTORS = json.loads((SPEC / "vectors.json").read_text())
@@ -59,29 +59,64 @@ def test_vectors_cover_both_schemes_and_malformed_cases():
     assert any(not v["valid"] and not v.get("malformed") for v in VECTORS["passwords"])
 
 
-@pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["file"])
+def b64u(b: bytes) -> str:
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["type"])
 def test_key_vector_matches_the_pem(key):
+    # Written out per key type here, apart from gen_vectors.py, so that a slip in either shows.
     pem = serialization.load_pem_private_key((SPEC / key["file"]).read_bytes(), password=None)
-    assert isinstance(pem, rsa.RSAPrivateKey) and pem.key_size == key["bits"]
     assert (SPEC / key["file"]).read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8
-    nums = pem.public_key().public_numbers()
-    b64u = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-    assert key["jwk"]["n"] == b64u(nums.n.to_bytes((nums.n.bit_length() + 7) // 8, "big"))
-    assert key["jwk"]["e"] == "AQAB"
-    canonical = '{"e":"AQAB","kty":"RSA","n":"%s"}' % key["jwk"]["n"]
+    jwk = key["jwk"]
+    if key["type"].startswith("rsa-"):
+        assert isinstance(pem, rsa.RSAPrivateKey) and pem.key_size == key["bits"] == int(key["type"][4:])
+        nums = pem.public_key().public_numbers()
+        assert jwk["n"] == b64u(nums.n.to_bytes((nums.n.bit_length() + 7) // 8, "big")) and jwk["e"] == "AQAB"
+        canonical, alg = '{"e":"AQAB","kty":"RSA","n":"%s"}' % jwk["n"], "RS256"
+    elif key["type"] == "p-256":
+        assert isinstance(pem, ec.EllipticCurvePrivateKey) and pem.curve.name == "secp256r1"
+        nums = pem.public_key().public_numbers()
+        assert (jwk["x"], jwk["y"]) == (b64u(nums.x.to_bytes(32, "big")), b64u(nums.y.to_bytes(32, "big")))
+        canonical, alg = '{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}' % (jwk["x"], jwk["y"]), "ES256"
+    else:
+        assert key["type"] == "ed25519" and isinstance(pem, ed25519.Ed25519PrivateKey)
+        raw = pem.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        assert jwk["x"] == b64u(raw) and jwk["crv"] == "Ed25519"
+        canonical, alg = '{"crv":"Ed25519","kty":"OKP","x":"%s"}' % jwk["x"], "EdDSA"
+    assert key["alg"] == jwk["alg"] == alg and jwk["use"] == "sig"
     assert key["thumbprint_input"] == canonical
-    assert key["kid"] == key["jwk"]["kid"] == b64u(hashlib.sha256(canonical.encode()).digest())
+    assert key["kid"] == jwk["kid"] == b64u(hashlib.sha256(canonical.encode()).digest())
 
 
-@pytest.mark.parametrize("pair", VECTORS["at_hash"], ids=lambda p: p["access_token"][:12] or "empty")
+def test_every_key_type_has_a_vector():
+    assert [k["type"] for k in VECTORS["keys"]] == ["rsa-2048", "rsa-4096", "p-256", "ed25519"]
+
+
+def test_public_key_bundle_vector():
+    bundle = VECTORS["public_key_bundle"]
+    text = (SPEC / bundle["file"]).read_text()
+    assert text.count("-----BEGIN PUBLIC KEY-----") == 4 and "PRIVATE" not in text
+    by_type = {k["type"]: k for k in VECTORS["keys"]}
+    assert bundle["kids"] == [by_type[t]["kid"] for t in ("rsa-2048", "rsa-4096", "p-256", "ed25519")]
+    # The signing key (rsa-2048) first; the bundle repeats it and it is published once.
+    assert bundle["jwks"]["keys"] == [by_type[t]["jwk"] for t in ("rsa-2048", "rsa-4096", "p-256", "ed25519")]
+
+
+@pytest.mark.parametrize("pair", VECTORS["at_hash"], ids=lambda p: f'{p["alg"]}-{p["access_token"][:12] or "empty"}')
 def test_at_hash_vector(pair):
-    digest = hashlib.sha256(pair["access_token"].encode("ascii")).digest()[:16]
-    assert pair["at_hash"] == base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    if pair["alg"] == "EdDSA":
+        digest = hashlib.sha512(pair["access_token"].encode("ascii")).digest()[:32]
+    else:
+        assert pair["alg"] in ("RS256", "ES256")
+        digest = hashlib.sha256(pair["access_token"].encode("ascii")).digest()[:16]
+    assert pair["at_hash"] == b64u(digest)
 
 
 def test_openapi_is_3_1_and_has_every_endpoint():
     assert OPENAPI["openapi"].startswith("3.1")
-    assert set(OPENAPI["paths"]) == {"/token", "/.well-known/jwks.json", "/health", "/health/live", "/metrics"}
+    assert set(OPENAPI["paths"]) == {"/token", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/health",
+                                     "/health/live", "/metrics"}
 
 
 def test_openapi_wrong_methods_name_the_allowed_ones():
@@ -89,7 +124,7 @@ def test_openapi_wrong_methods_name_the_allowed_ones():
     assert responses["MethodNotAllowedPost"]["headers"]["Allow"]["schema"]["const"] == "POST"
     pattern = re.compile(responses["MethodNotAllowedGet"]["headers"]["Allow"]["schema"]["pattern"])
     assert pattern.match("GET, HEAD") and not pattern.match("GET") and not pattern.match("GET, HEAD, POST")
-    for path in ("/health", "/health/live", "/.well-known/jwks.json", "/metrics"):
+    for path in ("/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics"):
         assert set(OPENAPI["paths"][path]) == {"get", "post"}, path
         assert OPENAPI["paths"][path]["post"]["responses"]["405"]["$ref"].endswith("/MethodNotAllowedGet")
 
