@@ -1,5 +1,6 @@
-//! The HTTP surface: POST /token, GET /.well-known/jwks.json, GET /health,
-//! GET /health/live, GET /metrics, and the contract's answers for wrong methods and unknown
+//! The HTTP surface: POST /token, GET /.well-known/jwks.json,
+//! GET /.well-known/openid-configuration, GET /health, GET /health/live,
+//! GET /metrics, and the contract's answers for wrong methods and unknown
 //! paths (any method token actix parses, standard or not).
 
 use std::time::Instant;
@@ -22,6 +23,7 @@ pub const MAX_BODY_BYTES: usize = 8192;
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/token").route(web::post().to(token)).default_service(web::to(post_only)))
         .service(read_only("/.well-known/jwks.json", jwks))
+        .service(read_only("/.well-known/openid-configuration", discovery))
         .service(read_only("/health", health))
         .service(read_only("/health/live", live))
         .service(read_only("/metrics", metrics_text))
@@ -114,11 +116,21 @@ impl<'a> From<&'a TokenPair> for TokenResponse<'a> {
     }
 }
 
+/// The JWK set of the keys in service (built when they were loaded).
 async fn jwks(state: web::Data<AppState>) -> HttpResponse {
+    public_json(state.keys.current().jwks.clone())
+}
+
+/// The OpenID Connect discovery document of the keys in service.
+async fn discovery(state: web::Data<AppState>) -> HttpResponse {
+    public_json(state.keys.current().discovery.clone())
+}
+
+fn public_json(body: web::Bytes) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300")))
-        .body(state.jwks.clone())
+        .body(body)
 }
 
 /// Liveness: the process serves. Never touches the database.

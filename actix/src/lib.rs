@@ -1,5 +1,6 @@
-//! simple-auth on actix-web 4: issues RS256 ID and access tokens after
-//! checking a password against the channel API's `users` table.
+//! simple-auth on actix-web 4: issues ID and access tokens (RS256, ES256 or
+//! EdDSA, as the key decides) after checking a password against the channel
+//! API's `users` table.
 //!
 //! A library so that two binaries share it: the service (`main.rs`) and the
 //! benchmark's signing probe (`bin/signbench.rs`).
@@ -9,12 +10,14 @@ pub mod database_health;
 pub mod database_outage;
 pub mod errors;
 pub mod handlers;
+pub mod key_set;
 pub mod metrics;
 pub mod parsed_key_provider;
 pub mod password_hashes;
 pub mod password_verifier;
 pub mod pool;
 pub mod settings;
+pub mod signing_key;
 pub mod tls;
 pub mod token_request;
 pub mod token_service;

@@ -2,15 +2,16 @@
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::thread::available_parallelism;
 
 use actix_web::{App, HttpServer, web};
 use deadpool_postgres::Pool;
 use simple_auth_actix::app_state::AppState;
+use simple_auth_actix::key_set::{KeySet, Keys};
 use simple_auth_actix::metrics::Metrics;
 use simple_auth_actix::pool::create_pool;
 use simple_auth_actix::settings::Settings;
-use simple_auth_actix::token_signer::TokenSigner;
 use simple_auth_actix::{EXIT_REFUSED, STACK, VERSION, handlers, parsed_key_provider};
 use tracing::Level;
 use tracing_subscriber::filter::Targets;
@@ -52,20 +53,25 @@ async fn serve() -> ExitCode {
     }
 }
 
-/// Everything that may refuse the start: settings, key, TLS files, the port.
+/// Everything that may refuse the start: settings, keys, TLS files, the port.
 fn start() -> Result<(actix_web::dev::Server, Pool), String> {
     let settings = Settings::from_env().map_err(|e| e.to_string())?;
     init_logging(settings.log_level);
     parsed_key_provider::seed_random_in_background();
 
-    let signer = TokenSigner::from_settings(&settings).map_err(|e| e.to_string())?;
-    let kid = signer.kid().to_owned();
-    let key_bits = signer.bits();
+    let keys = KeySet::load(&settings).map_err(|e| e.to_string())?;
+    let kid = keys.signer.kid().to_owned();
+    let alg = keys.signer.alg();
+    let published = keys.published;
+    let key_bits = keys.signer.rsa_bits().map(|bits| format!(" key_bits={bits}")).unwrap_or_default();
+    let keys = Arc::new(Keys::new(keys));
 
     let pool = create_pool(&settings).map_err(|e| e.to_string())?;
     let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
     let metrics = Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
-    let state = web::Data::new(AppState::new(pool.clone(), signer, metrics, cores));
+    let reloads = metrics.key_reloads();
+    let state =
+        web::Data::new(AppState::new(pool.clone(), Arc::clone(&keys), &settings.default_client_id, metrics, cores));
 
     let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
         // Blocking threads run argon2id (bounded by PasswordVerifier to
@@ -76,8 +82,12 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
         .bind((settings.host.as_str(), settings.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", settings.host, settings.port))?;
 
+    // Installed before the server runs: from here on SIGHUP reloads the keys
+    // instead of ending the process (its default action).
+    reload_keys_on_sighup(keys, settings.clone(), reloads)?;
+
     tracing::info!(
-        "{STACK} {VERSION} listening on {}:{} workers={cores} db_pool_size={} kid={kid} issuer={} audience={} key_bits={key_bits}",
+        "{STACK} {VERSION} listening on {}:{} workers={cores} db_pool_size={} kid={kid} alg={alg:?} issuer={} audience={} published_keys={published}{key_bits}",
         settings.host,
         settings.port,
         settings.pool_size,
@@ -85,6 +95,29 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
         settings.audience,
     );
     Ok((server.run(), pool))
+}
+
+/// On each SIGHUP, the signing key and JWT_PUBLIC_KEYS_FILE are read again
+/// (off the workers, on the blocking pool) and swapped in if they are good
+/// (`Keys::reload` logs and counts either outcome). Nothing here stops the
+/// process.
+fn reload_keys_on_sighup(
+    keys: Arc<Keys>,
+    settings: Settings,
+    reloads: simple_auth_actix::metrics::KeyReloads,
+) -> Result<(), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot install the SIGHUP handler: {e}"))?;
+    let settings = Arc::new(settings);
+    actix_web::rt::spawn(async move {
+        while hangup.recv().await.is_some() {
+            let (keys, settings, reloads) = (Arc::clone(&keys), Arc::clone(&settings), reloads.clone());
+            if let Err(e) = web::block(move || keys.reload(&settings, &reloads).is_ok()).await {
+                tracing::error!("key reload task failed: {e}");
+            }
+        }
+    });
+    Ok(())
 }
 
 /// SIGTERM and SIGINT both stop gracefully: stop accepting, let in-flight

@@ -25,6 +25,7 @@ pub const TOKEN_SIGNING_DURATION: &str = "simpleauth_token_signing_duration_seco
 pub const DB_POOL_CONNECTIONS: &str = "simpleauth_db_pool_connections";
 pub const DB_POOL_PENDING: &str = "simpleauth_db_pool_pending";
 pub const DB_POOL_MAX: &str = "simpleauth_db_pool_max";
+pub const KEY_RELOADS: &str = "simpleauth_key_reloads_total";
 
 pub const TOKEN_REQUEST_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
 pub const TOKEN_SIGNING_BUCKETS: [f64; 10] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -68,6 +69,24 @@ pub struct Metrics {
     pool_idle: IntGauge,
     pool_pending: IntGauge,
     pool_max: IntGauge,
+    key_reloads: KeyReloads,
+}
+
+/// The key-reload counters (SIGHUP), both present from the start.
+#[derive(Clone)]
+pub struct KeyReloads {
+    success: IntCounter,
+    failure: IntCounter,
+}
+
+impl KeyReloads {
+    pub fn success(&self) {
+        self.success.inc();
+    }
+
+    pub fn failure(&self) {
+        self.failure.inc();
+    }
 }
 
 /// The password-check counters, handed to the `PasswordVerifier`.
@@ -112,6 +131,8 @@ impl Metrics {
             IntGaugeVec::new(Opts::new(DB_POOL_CONNECTIONS, "Database connections of the pool by state"), &["state"])?;
         let pool_pending = IntGauge::new(DB_POOL_PENDING, "Callers waiting for a database connection")?;
         let pool_max = IntGauge::new(DB_POOL_MAX, "Most database connections the pool opens")?;
+        let key_reloads =
+            IntCounterVec::new(Opts::new(KEY_RELOADS, "Reloads of the keys on SIGHUP by result"), &["result"])?;
 
         registry.register(Box::new(token_requests_by_label.clone()))?;
         registry.register(Box::new(token_request_duration.clone()))?;
@@ -120,6 +141,7 @@ impl Metrics {
         registry.register(Box::new(pool_connections.clone()))?;
         registry.register(Box::new(pool_pending.clone()))?;
         registry.register(Box::new(pool_max.clone()))?;
+        registry.register(Box::new(key_reloads.clone()))?;
 
         Ok(Metrics {
             registry,
@@ -136,6 +158,10 @@ impl Metrics {
             pool_idle: pool_connections.with_label_values(&["idle"]),
             pool_pending,
             pool_max,
+            key_reloads: KeyReloads {
+                success: key_reloads.with_label_values(&["success"]),
+                failure: key_reloads.with_label_values(&["failure"]),
+            },
         })
     }
 
@@ -155,6 +181,10 @@ impl Metrics {
 
     pub fn signing_duration(&self) -> SigningDuration {
         self.token_signing_duration.clone()
+    }
+
+    pub fn key_reloads(&self) -> KeyReloads {
+        self.key_reloads.clone()
     }
 
     pub fn password_checks(&self) -> PasswordChecks {
@@ -212,6 +242,9 @@ mod tests {
             "# TYPE simpleauth_db_pool_connections gauge",
             "# TYPE simpleauth_db_pool_pending gauge",
             "# TYPE simpleauth_db_pool_max gauge",
+            "# TYPE simpleauth_key_reloads_total counter",
+            r#"simpleauth_key_reloads_total{result="success"} 0"#,
+            r#"simpleauth_key_reloads_total{result="failure"} 0"#,
             r#"simpleauth_token_request_duration_seconds_bucket{le="0.001"} 0"#,
             r#"simpleauth_token_request_duration_seconds_bucket{le="5"} 0"#,
             r#"simpleauth_token_request_duration_seconds_bucket{le="+Inf"} 0"#,
@@ -240,6 +273,7 @@ mod tests {
         metrics.signing_duration().observe(Duration::from_micros(600));
         metrics.password_checks().record(Scheme::Dummy, Verification::Mismatch);
         metrics.password_checks().record(Scheme::Unknown, Verification::Unusable("x"));
+        metrics.key_reloads().failure();
         let text = text(&metrics);
         for line in [
             r#"simpleauth_token_requests_total{error="none",status="200"} 1"#,
@@ -255,6 +289,8 @@ mod tests {
             r#"simpleauth_token_signing_duration_seconds_bucket{le="0.0005"} 0"#,
             r#"simpleauth_token_signing_duration_seconds_bucket{le="0.001"} 1"#,
             "simpleauth_token_signing_duration_seconds_count 1",
+            r#"simpleauth_key_reloads_total{result="success"} 0"#,
+            r#"simpleauth_key_reloads_total{result="failure"} 1"#,
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
         }

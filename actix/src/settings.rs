@@ -15,6 +15,7 @@ use percent_encoding::percent_decode_str;
 use tracing::Level;
 
 use crate::tls::DatabaseTls;
+use crate::token_request::client_id_problem;
 
 /// Where the PEM of the signing key comes from.
 #[derive(Clone)]
@@ -43,9 +44,13 @@ pub struct Settings {
     pub pool_size: usize,
     pub acquire_timeout: Duration,
     pub key: KeySource,
+    /// JWT_PUBLIC_KEYS_FILE: further keys to publish in the JWK set.
+    pub public_keys_file: Option<String>,
     pub issuer: String,
     pub audience: String,
     pub token_ttl_seconds: u64,
+    /// The access token's `client_id` when the request names none.
+    pub default_client_id: String,
     pub log_level: Level,
 }
 
@@ -58,7 +63,7 @@ pub enum SettingsError {
     #[error("DATABASE_URL: {0}")]
     DatabaseTls(String),
     #[error(
-        "no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM RSA key) or JWT_PRIVATE_KEY (the PEM itself)"
+        "no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM key: RSA, EC P-256 or Ed25519) or JWT_PRIVATE_KEY (the PEM itself)"
     )]
     MissingKey,
 }
@@ -96,11 +101,17 @@ impl Settings {
             (None, Some(pem)) => KeySource::Inline(pem.replace("\\n", "\n")),
             (None, None) => return Err(SettingsError::MissingKey),
         };
+        let public_keys_file = get("JWT_PUBLIC_KEYS_FILE");
         let issuer = get("JWT_ISSUER").unwrap_or_else(|| "http://localhost:8080".to_owned());
+        check_issuer(&issuer)?;
         let audience = get("JWT_AUDIENCE").unwrap_or_else(|| "channel-api".to_owned());
         let token_ttl_seconds = parse_number::<u64>(&get, "TOKEN_TTL_SECONDS", 600)?;
         if token_ttl_seconds == 0 {
             return Err(invalid("TOKEN_TTL_SECONDS", "must be at least 1"));
+        }
+        let default_client_id = get("DEFAULT_CLIENT_ID").unwrap_or_else(|| "public".to_owned());
+        if let Some(problem) = client_id_problem(&default_client_id) {
+            return Err(invalid("DEFAULT_CLIENT_ID", problem));
         }
         let log_level = match get("LOG_LEVEL").map(|v| v.to_ascii_lowercase()).as_deref() {
             None | Some("info") => Level::INFO,
@@ -119,9 +130,11 @@ impl Settings {
             pool_size,
             acquire_timeout: Duration::from_millis(acquire_ms),
             key,
+            public_keys_file,
             issuer,
             audience,
             token_ttl_seconds,
+            default_client_id,
             log_level,
         })
     }
@@ -129,6 +142,25 @@ impl Settings {
 
 fn invalid(name: &'static str, reason: impl Into<String>) -> SettingsError {
     SettingsError::Invalid { name, reason: reason.into() }
+}
+
+/// JWT_ISSUER is the base of the discovery document's URLs: an absolute
+/// `http` or `https` URL with a host and no query or fragment.
+fn check_issuer(issuer: &str) -> Result<(), SettingsError> {
+    let url = url::Url::parse(issuer)
+        .map_err(|e| invalid("JWT_ISSUER", format!("{issuer:?} is not an absolute URL ({e})")))?;
+    let problem = if !matches!(url.scheme(), "http" | "https") {
+        "the scheme must be http or https"
+    } else if url.host_str().is_none_or(str::is_empty) {
+        "it has no host"
+    } else if url.query().is_some() || issuer.contains('?') {
+        "it must not have a query"
+    } else if url.fragment().is_some() || issuer.contains('#') {
+        "it must not have a fragment"
+    } else {
+        return Ok(());
+    };
+    Err(invalid("JWT_ISSUER", format!("{issuer:?}: {problem}")))
 }
 
 fn parse_number<T: FromStr>(
@@ -205,9 +237,56 @@ mod tests {
         assert_eq!(c.issuer, "http://localhost:8080");
         assert_eq!(c.audience, "channel-api");
         assert_eq!(c.token_ttl_seconds, 600);
+        assert_eq!(c.default_client_id, "public");
+        assert_eq!(c.public_keys_file, None);
         assert_eq!(c.log_level, Level::INFO);
         assert_eq!(c.database.get_dbname(), Some("auth"));
         assert_eq!(c.database.get_ports(), &[5432]);
+    }
+
+    #[test]
+    fn issuer_must_be_an_absolute_http_url_with_a_host() {
+        for good in
+            ["http://localhost:8080", "https://auth.example.com/", "https://example.com/tenant/a", "http://[::1]:8080"]
+        {
+            assert_eq!(settings(&[("JWT_PRIVATE_KEY", "pem"), ("JWT_ISSUER", good)]).expect(good).issuer, good);
+        }
+        for bad in [
+            "localhost:8080",
+            "/relative",
+            "ftp://example.com",
+            "urn:example:issuer",
+            "http://",
+            "https://example.com/?x=1",
+            "https://example.com/?",
+            "https://example.com/#top",
+            "https://example.com#",
+            "not a url",
+        ] {
+            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("JWT_ISSUER", bad)]).expect_err(bad).to_string();
+            assert!(err.starts_with("JWT_ISSUER") && !err.contains('\n'), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn default_client_id_follows_the_client_id_rule() {
+        let c = settings(&[("JWT_PRIVATE_KEY", "pem"), ("DEFAULT_CLIENT_ID", "my app ~1")]).expect("valid");
+        assert_eq!(c.default_client_id, "my app ~1");
+        let long = "c".repeat(128);
+        assert_eq!(
+            settings(&[("JWT_PRIVATE_KEY", "pem"), ("DEFAULT_CLIENT_ID", &long)]).expect("128").default_client_id,
+            long
+        );
+        for bad in ["c".repeat(129), "caf\u{e9}".to_owned(), "tab\there".to_owned()] {
+            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("DEFAULT_CLIENT_ID", &bad)]).expect_err(&bad).to_string();
+            assert!(err.starts_with("DEFAULT_CLIENT_ID"), "{err}");
+        }
+    }
+
+    #[test]
+    fn public_keys_file_is_read_from_the_environment() {
+        let c = settings(&[("JWT_PRIVATE_KEY", "pem"), ("JWT_PUBLIC_KEYS_FILE", "/keys.pem")]).expect("valid");
+        assert_eq!(c.public_keys_file.as_deref(), Some("/keys.pem"));
     }
 
     #[test]

@@ -13,13 +13,17 @@ pub fn vectors() -> serde_json::Value {
     serde_json::from_str(&text).expect("vectors.json is JSON")
 }
 
-pub fn dev_key_pem(bits: u64) -> String {
-    let v = vectors();
-    let file = v["keys"]
-        .as_array()
-        .and_then(|keys| keys.iter().find(|k| k["bits"].as_u64() == Some(bits)))
-        .and_then(|k| k["file"].as_str())
-        .expect("key entry")
-        .to_owned();
+/// The `keys` entries: every dev signing key, with its type, alg, kid and JWK.
+pub fn key_entries() -> Vec<serde_json::Value> {
+    vectors()["keys"].as_array().expect("keys").clone()
+}
+
+/// The `keys` entry of the dev key of `key_type` (`rsa-2048`, `p-256`, ...).
+pub fn key_entry(key_type: &str) -> serde_json::Value {
+    key_entries().into_iter().find(|k| k["type"] == key_type).unwrap_or_else(|| panic!("no {key_type} key"))
+}
+
+pub fn dev_key_pem(key_type: &str) -> String {
+    let file = key_entry(key_type)["file"].as_str().expect("file").to_owned();
     std::fs::read_to_string(spec_dir().join(file)).expect("dev key")
 }

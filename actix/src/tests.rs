@@ -7,14 +7,19 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::{App, test as atest, web};
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use crate::app_state::AppState;
 use crate::errors::ApiError;
 use crate::handlers::{self, TokenResponse};
+use crate::key_set::{KeySet, Keys};
 use crate::metrics::Metrics;
 use crate::pool::create_pool;
 use crate::settings::Settings;
 use crate::test_vectors::dev_key_pem;
 use crate::token_signer::{TokenPair, TokenSigner};
+
+const ISSUER: &str = "http://localhost:8080";
 
 const INVALID_GRANT: &[u8] = br#"{"error":"invalid_grant","error_description":"invalid username or password"}"#;
 
@@ -28,9 +33,10 @@ fn state() -> web::Data<AppState> {
     })
     .expect("settings");
     let pool = create_pool(&settings).expect("pool");
-    let signer = TokenSigner::from_pem(&dev_key_pem(2048), "http://localhost:8080".into(), "channel-api".into(), 600)
-        .expect("dev key");
-    web::Data::new(AppState::new(pool, signer, Metrics::new().expect("metrics"), 2))
+    let signer =
+        TokenSigner::from_pem(&dev_key_pem("rsa-2048"), ISSUER.into(), "channel-api".into(), 600).expect("dev key");
+    let keys = Arc::new(Keys::new(KeySet::new(signer, &[], ISSUER)));
+    web::Data::new(AppState::new(pool, keys, "public", Metrics::new().expect("metrics"), 2))
 }
 
 async fn call(req: atest::TestRequest) -> (StatusCode, HeaderMap, Vec<u8>) {
@@ -72,7 +78,8 @@ async fn unknown_paths_are_json_404() {
 }
 
 const METHODS: [&str; 10] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY"];
-const READ_ONLY_PATHS: [&str; 4] = ["/health", "/health/live", "/.well-known/jwks.json", "/metrics"];
+const READ_ONLY_PATHS: [&str; 5] =
+    ["/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics"];
 
 #[actix_rt::test]
 async fn wrong_methods_are_405_with_allow() {
@@ -112,7 +119,7 @@ async fn unknown_paths_are_404_for_every_method() {
 
 #[actix_rt::test]
 async fn head_answers_like_get() {
-    for path in ["/health/live", "/.well-known/jwks.json", "/health", "/metrics"] {
+    for path in READ_ONLY_PATHS {
         let (get_status, get_headers, _) = call(atest::TestRequest::get().uri(path)).await;
         let (head_status, head_headers, _) =
             call(atest::TestRequest::default().method(actix_web::http::Method::HEAD).uri(path)).await;
@@ -158,6 +165,7 @@ async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
         "simpleauth_db_pool_connections",
         "simpleauth_db_pool_pending",
         "simpleauth_db_pool_max",
+        "simpleauth_key_reloads_total",
     ]
     .into();
     assert_eq!(families, expected);
@@ -254,6 +262,7 @@ mod over_the_wire {
                         ("/token", Some("POST")),
                         ("/health/live", Some("GET, HEAD")),
                         ("/.well-known/jwks.json", Some("GET, HEAD")),
+                        ("/.well-known/openid-configuration", Some("GET, HEAD")),
                         ("/metrics", Some("GET, HEAD")),
                         ("/nope", None),
                     ] {
@@ -312,9 +321,48 @@ async fn jwks_is_served_with_cache_headers() {
     let (status, headers, body) = call(atest::TestRequest::get().uri("/.well-known/jwks.json")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()), Some("public, max-age=300"));
+    assert_eq!(headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()), Some("application/json"));
     let jwks: Value = serde_json::from_slice(&body).expect("json");
-    let expected = &crate::test_vectors::vectors()["keys"][0]["jwk"];
-    assert_eq!(jwks["keys"][0], *expected);
+    let expected = crate::test_vectors::key_entry("rsa-2048")["jwk"].clone();
+    assert_eq!(jwks, serde_json::json!({ "keys": [expected] }));
+}
+
+#[actix_rt::test]
+async fn discovery_is_served_with_cache_headers() {
+    let (status, headers, body) = call(atest::TestRequest::get().uri("/.well-known/openid-configuration")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()), Some("public, max-age=300"));
+    assert_eq!(headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()), Some("application/json"));
+    let doc: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(doc["issuer"], ISSUER);
+    assert_eq!(doc["token_endpoint"], format!("{ISSUER}/token"));
+    assert_eq!(doc["jwks_uri"], format!("{ISSUER}/.well-known/jwks.json"));
+    assert_eq!(doc["id_token_signing_alg_values_supported"], serde_json::json!(["RS256"]));
+    assert_eq!(doc.as_object().map(|o| o.len()), Some(9));
+}
+
+#[actix_rt::test]
+async fn a_bad_client_id_is_400_before_the_database_is_asked() {
+    // The database is down here: a request that got past the checks would be a 503.
+    for body in [
+        &br#"{"username":"a@b","password":"x","client_id":null}"#[..],
+        br#"{"username":"a@b","password":"x","client_id":7}"#,
+        br#"{"username":"a@b","password":"x","client_id":""}"#,
+        br#"{"username":"a@b","password":"x","client_id":"caf\u00e9"}"#,
+    ] {
+        let result = call(post_token(Some("application/json"), body.to_vec())).await;
+        assert_error(&result, 400, "invalid_request");
+    }
+    let long = format!("grant_type=password&username=a&password=b&client_id={}", "c".repeat(129));
+    for form in ["grant_type=password&username=a&password=b&client_id=x&client_id=x", long.as_str()] {
+        assert_error(&call(post_token(Some("application/x-www-form-urlencoded"), form)).await, 400, "invalid_request");
+    }
+    let good = "grant_type=password&username=a&password=b&client_id=web";
+    assert_error(
+        &call(post_token(Some("application/x-www-form-urlencoded"), good)).await,
+        503,
+        "temporarily_unavailable",
+    );
 }
 
 #[actix_rt::test]

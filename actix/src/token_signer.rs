@@ -1,44 +1,29 @@
-//! `TokenSigner`: the signing key, the two RS256 tokens of a login and the
-//! JWK set, through jsonwebtoken (`encode`, `Jwk`, `JwkSet`, RFC 7638
-//! thumbprints) on its aws-lc-rs provider, with the key pair parsed once
-//! (`parsed_key_provider`).
+//! `TokenSigner`: the signing key and the two tokens of a login, through
+//! jsonwebtoken (`encode`, `Header`) on its aws-lc-rs provider, with the key
+//! pair parsed once (`parsed_key_provider`). The key decides the algorithm
+//! (RS256, ES256 or EdDSA; `signing_key`).
 
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use aws_lc_rs::signature::RsaKeyPair;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::jwk::{Jwk, JwkSet, PublicKeyUse, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
+use sha2::{Digest, Sha256, Sha512};
 use uuid::Uuid;
 
-use crate::parsed_key_provider;
+use crate::parsed_key_provider::{self, ParsedKeyPair};
 use crate::settings::{KeySource, Settings};
+use crate::signing_key::{PublicJwk, SigningKey};
 use crate::user::User;
 
-pub const MIN_RSA_BITS: usize = 2048;
+pub use crate::signing_key::{KeyError, MIN_RSA_BITS};
 
-#[derive(Debug, thiserror::Error)]
-pub enum KeyError {
-    #[error("JWT private key could not be read from {path}: {reason}")]
-    Unreadable { path: String, reason: String },
-    #[error("JWT private key is not PEM: {0}")]
-    NotPem(String),
-    #[error(
-        "JWT private key is PKCS#1 (BEGIN RSA PRIVATE KEY), which is refused: convert it with `openssl pkcs8 -topk8 -nocrypt -in key.pem -out key-pkcs8.pem`"
-    )]
-    Pkcs1,
-    #[error("JWT private key must be a PKCS#8 PEM (BEGIN PRIVATE KEY), found BEGIN {0}")]
-    WrongPemLabel(String),
-    #[error(
-        "JWT private key is not a usable RSA key (PKCS#8, at least 2048 bits; EC and other types are refused): {0}"
-    )]
-    NotRsa(String),
-    #[error("JWT private key is {0} bits; at least 2048 are required")]
-    TooSmall(usize),
-}
+/// The `typ` of the access token's header (RFC 9068 §2.1).
+pub const ACCESS_TOKEN_TYP: &str = "at+jwt";
+/// The `typ` of the ID token's header.
+pub const ID_TOKEN_TYP: &str = "JWT";
 
 /// The two tokens of one login. The web layer turns it into the response body.
 #[derive(Debug)]
@@ -48,7 +33,7 @@ pub struct TokenPair {
     pub expires_in: u64,
 }
 
-/// The claims both tokens carry; the access token carries exactly these.
+/// The claims both tokens carry.
 #[derive(Serialize)]
 struct Claims<'a> {
     iss: &'a str,
@@ -58,6 +43,14 @@ struct Claims<'a> {
     exp: u64,
     sid: &'a str,
     jti: &'a str,
+}
+
+/// The access token (RFC 9068 §2.2): the common claims and `client_id`.
+#[derive(Serialize)]
+struct AccessClaims<'a> {
+    #[serde(flatten)]
+    common: Claims<'a>,
+    client_id: &'a str,
 }
 
 /// The ID token: the common claims, then the user's profile and `at_hash`.
@@ -71,13 +64,15 @@ struct IdClaims<'a> {
     at_hash: &'a str,
 }
 
-/// Issues the token pair with the one configured key.
+/// Issues the token pair with one signing key.
 pub struct TokenSigner {
     key: EncodingKey,
-    header: Header,
-    kid: String,
-    bits: usize,
-    jwks_json: Vec<u8>,
+    /// Keeps this key's entry in `parsed_key_provider` alive.
+    _parsed: Arc<ParsedKeyPair>,
+    access_header: Header,
+    id_header: Header,
+    public: PublicJwk,
+    rsa_bits: Option<usize>,
     issuer: String,
     audience: String,
     ttl_seconds: u64,
@@ -85,13 +80,16 @@ pub struct TokenSigner {
 
 impl std::fmt::Debug for TokenSigner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenSigner").field("kid", &self.kid).field("bits", &self.bits).finish_non_exhaustive()
+        f.debug_struct("TokenSigner")
+            .field("alg", &self.public.alg)
+            .field("kid", &self.public.kid)
+            .finish_non_exhaustive()
     }
 }
 
 impl TokenSigner {
     /// The signer of `settings`: the key from JWT_PRIVATE_KEY_FILE or
-    /// JWT_PRIVATE_KEY, checked and parsed once.
+    /// JWT_PRIVATE_KEY, checked and parsed once (again at each reload).
     pub fn from_settings(settings: &Settings) -> Result<Self, KeyError> {
         let pem = match &settings.key {
             KeySource::File(path) => std::fs::read_to_string(path).map_err(|e| KeyError::Unreadable {
@@ -103,56 +101,52 @@ impl TokenSigner {
         Self::from_pem(&pem, settings.issuer.clone(), settings.audience.clone(), settings.token_ttl_seconds)
     }
 
-    /// Loads a PKCS#8 PEM RSA private key of at least 2048 bits.
+    /// Loads a PKCS#8 PEM private key: RSA of at least 2048 bits, EC P-256 or Ed25519.
     pub fn from_pem(pem_text: &str, issuer: String, audience: String, ttl_seconds: u64) -> Result<Self, KeyError> {
-        let block = pem::parse(pem_text.trim()).map_err(|e| KeyError::NotPem(e.to_string()))?;
-        match block.tag() {
-            "PRIVATE KEY" => {}
-            "RSA PRIVATE KEY" => return Err(KeyError::Pkcs1),
-            other => return Err(KeyError::WrongPemLabel(other.to_owned())),
-        }
-        let key_pair = RsaKeyPair::from_pkcs8(block.contents()).map_err(|e| KeyError::NotRsa(e.to_string()))?;
-        let bits = key_pair.public_modulus_len() * 8;
-        if bits < MIN_RSA_BITS {
-            return Err(KeyError::TooSmall(bits));
-        }
-        let key = EncodingKey::from_rsa_pem(pem_text.trim().as_bytes()).map_err(|e| KeyError::NotRsa(e.to_string()))?;
-        // Before the JWK below: it asks jsonwebtoken for its default provider.
-        parsed_key_provider::register(&key, key_pair);
-
-        let not_rsa = |e: jsonwebtoken::errors::Error| KeyError::NotRsa(e.to_string());
-        let mut jwk = Jwk::from_encoding_key(&key, Algorithm::RS256).map_err(not_rsa)?;
-        jwk.common.public_key_use = Some(PublicKeyUse::Signature);
-        let kid = jwk.thumbprint(ThumbprintHash::SHA256).map_err(not_rsa)?;
-        jwk.common.key_id = Some(kid.clone());
-        let jwks_json = serde_json::to_vec(&JwkSet { keys: vec![jwk] }).map_err(|e| KeyError::NotRsa(e.to_string()))?;
-        let header = Header { kid: Some(kid.clone()), ..Header::new(Algorithm::RS256) };
-
-        Ok(TokenSigner { key, header, kid, bits, jwks_json, issuer, audience, ttl_seconds })
+        let SigningKey { encoding_key, key_pair, public, rsa_bits } = SigningKey::from_pem(pem_text)?;
+        let parsed = parsed_key_provider::register(&encoding_key, key_pair);
+        let header =
+            |typ: &str| Header { typ: Some(typ.to_owned()), kid: Some(public.kid.clone()), ..Header::new(public.alg) };
+        Ok(TokenSigner {
+            key: encoding_key,
+            _parsed: parsed,
+            access_header: header(ACCESS_TOKEN_TYP),
+            id_header: header(ID_TOKEN_TYP),
+            rsa_bits,
+            public,
+            issuer,
+            audience,
+            ttl_seconds,
+        })
     }
 
     pub fn kid(&self) -> &str {
-        &self.kid
+        &self.public.kid
     }
 
-    pub fn bits(&self) -> usize {
-        self.bits
+    pub fn alg(&self) -> Algorithm {
+        self.public.alg
     }
 
-    /// The body of `GET /.well-known/jwks.json`, built once.
-    pub fn jwks_json(&self) -> &[u8] {
-        &self.jwks_json
+    /// The signing key's public JWK.
+    pub fn public_jwk(&self) -> &PublicJwk {
+        &self.public
+    }
+
+    /// The RSA modulus size; `None` for ES256 and EdDSA keys.
+    pub fn rsa_bits(&self) -> Option<usize> {
+        self.rsa_bits
     }
 
     /// Issues an access token and an ID token for `user`, issued now.
-    pub fn issue(&self, user: &User) -> Result<TokenPair, jsonwebtoken::errors::Error> {
+    pub fn issue(&self, user: &User, client_id: &str) -> Result<TokenPair, jsonwebtoken::errors::Error> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-        self.issue_at(user, now)
+        self.issue_at(user, client_id, now)
     }
 
     /// The two tokens share one fresh `sid`, each has its own `jti`, both are
     /// issued at `now` (seconds since the epoch).
-    pub fn issue_at(&self, user: &User, now: u64) -> Result<TokenPair, jsonwebtoken::errors::Error> {
+    pub fn issue_at(&self, user: &User, client_id: &str, now: u64) -> Result<TokenPair, jsonwebtoken::errors::Error> {
         let sub = user.id.hyphenated().to_string();
         let sid = Uuid::new_v4().hyphenated().to_string();
         let access_jti = Uuid::new_v4().hyphenated().to_string();
@@ -160,37 +154,43 @@ impl TokenSigner {
         let exp = now + self.ttl_seconds;
         let (iss, aud) = (self.issuer.as_str(), self.audience.as_str());
 
-        let access_claims = Claims { iss, aud, sub: &sub, iat: now, exp, sid: &sid, jti: &access_jti };
-        let access_token = jsonwebtoken::encode(&self.header, &access_claims, &self.key)?;
-        let at_hash = at_hash(&access_token);
+        let common = Claims { iss, aud, sub: &sub, iat: now, exp, sid: &sid, jti: &access_jti };
+        let access_claims = AccessClaims { common, client_id };
+        let access_token = jsonwebtoken::encode(&self.access_header, &access_claims, &self.key)?;
+        let at_hash = at_hash(self.public.alg, &access_token);
         let id_claims = IdClaims {
-            common: Claims { jti: &id_jti, ..access_claims },
+            common: Claims { jti: &id_jti, ..access_claims.common },
             name: &user.name,
             preferred_username: &user.username,
             email: &user.email,
             at_hash: &at_hash,
         };
-        let id_token = jsonwebtoken::encode(&self.header, &id_claims, &self.key)?;
+        let id_token = jsonwebtoken::encode(&self.id_header, &id_claims, &self.key)?;
         Ok(TokenPair { access_token, id_token, expires_in: self.ttl_seconds })
     }
 }
 
-/// OIDC Core §3.1.3.6: base64url of the left-most 128 bits of SHA-256 of the
-/// ASCII octets of the access token.
-pub fn at_hash(access_token: &str) -> String {
-    let digest = Sha256::digest(access_token.as_bytes());
-    URL_SAFE_NO_PAD.encode(&digest[..16])
+/// OIDC Core §3.1.3.6: base64url of the left-most half of the signing
+/// algorithm's hash of the ASCII octets of the access token — SHA-256 for
+/// RS256 and ES256, SHA-512 for EdDSA with Ed25519.
+pub fn at_hash(alg: Algorithm, access_token: &str) -> String {
+    match alg {
+        Algorithm::EdDSA => URL_SAFE_NO_PAD.encode(&Sha512::digest(access_token.as_bytes())[..32]),
+        _ => URL_SAFE_NO_PAD.encode(&Sha256::digest(access_token.as_bytes())[..16]),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_vectors::{dev_key_pem, spec_dir, vectors};
-    use jsonwebtoken::jwk::{AlgorithmParameters, RSAKeyParameters};
+    use crate::test_vectors::{dev_key_pem, key_entries, key_entry, vectors};
+    use jsonwebtoken::jwk::Jwk;
     use jsonwebtoken::{DecodingKey, Validation, decode};
 
-    fn signer(bits: u64) -> TokenSigner {
-        TokenSigner::from_pem(&dev_key_pem(bits), "https://issuer.test".into(), "aud-test".into(), 900)
+    const KEY_TYPES: [&str; 4] = ["rsa-2048", "rsa-4096", "p-256", "ed25519"];
+
+    fn signer(key_type: &str) -> TokenSigner {
+        TokenSigner::from_pem(&dev_key_pem(key_type), "https://issuer.test".into(), "aud-test".into(), 900)
             .expect("dev key")
     }
 
@@ -203,141 +203,141 @@ mod tests {
     }
 
     #[test]
-    fn kid_and_jwk_match_the_vectors() {
-        let v = vectors();
-        for entry in v["keys"].as_array().expect("keys") {
-            let bits = entry["bits"].as_u64().expect("bits");
-            let s = signer(bits);
-            assert_eq!(s.kid(), entry["kid"].as_str().expect("kid"));
-            assert_eq!(s.bits() as u64, bits);
-            let jwks: serde_json::Value = serde_json::from_slice(s.jwks_json()).expect("jwks json");
-            assert_eq!(jwks, serde_json::json!({ "keys": [entry["jwk"].clone()] }));
+    fn every_vector_key_type_is_tested() {
+        let types: Vec<String> = key_entries().iter().map(|k| k["type"].as_str().expect("type").to_owned()).collect();
+        assert_eq!(types, KEY_TYPES);
+    }
+
+    #[test]
+    fn kid_alg_and_jwk_match_the_vectors() {
+        for key_type in KEY_TYPES {
+            let entry = key_entry(key_type);
+            let s = signer(key_type);
+            assert_eq!(s.kid(), entry["kid"].as_str().expect("kid"), "{key_type}");
+            assert_eq!(format!("{:?}", s.alg()), entry["alg"].as_str().expect("alg"), "{key_type}");
+            assert_eq!(s.rsa_bits().map(|b| b as u64), entry["bits"].as_u64(), "{key_type}");
+            assert_eq!(serde_json::to_value(&s.public_jwk().jwk).expect("jwk"), entry["jwk"], "{key_type}");
         }
     }
 
     #[test]
-    fn thumbprint_input_matches_the_vector() {
+    fn at_hash_matches_the_vectors_per_alg() {
         let v = vectors();
-        let entry = &v["keys"][0];
-        let input = entry["thumbprint_input"].as_str().expect("input");
-        let jwk = &entry["jwk"];
-        let expected = URL_SAFE_NO_PAD.encode(Sha256::digest(input.as_bytes()));
-        let public = Jwk {
-            common: Default::default(),
-            algorithm: AlgorithmParameters::RSA(RSAKeyParameters {
-                key_type: Default::default(),
-                n: jwk["n"].as_str().expect("n").to_owned(),
-                e: jwk["e"].as_str().expect("e").to_owned(),
-            }),
-        };
-        assert_eq!(public.thumbprint(ThumbprintHash::SHA256).expect("thumbprint"), expected);
-        assert_eq!(expected, entry["kid"].as_str().expect("kid"));
-    }
-
-    #[test]
-    fn at_hash_matches_the_vectors() {
-        let v = vectors();
-        for pair in v["at_hash"].as_array().expect("at_hash") {
-            assert_eq!(at_hash(pair["access_token"].as_str().expect("token")), pair["at_hash"].as_str().expect("hash"));
+        let pairs = v["at_hash"].as_array().expect("at_hash");
+        for alg in ["RS256", "ES256", "EdDSA"] {
+            assert!(pairs.iter().any(|p| p["alg"] == alg), "no {alg} vector");
+        }
+        for pair in pairs {
+            let alg: Algorithm = pair["alg"].as_str().expect("alg").parse().expect("an alg");
+            let token = pair["access_token"].as_str().expect("token");
+            assert_eq!(at_hash(alg, token), pair["at_hash"].as_str().expect("hash"), "{alg:?} {token:?}");
         }
     }
 
     #[test]
     fn token_pair_headers_and_exact_claims() {
-        let s = signer(2048);
-        let id = Uuid::new_v4();
-        let pair = s.issue_at(&user(id, "johndoe", "John Doe", "john@example.com"), 1_700_000_000).expect("signed");
-        assert_eq!(pair.expires_in, 900);
+        for key_type in KEY_TYPES {
+            let s = signer(key_type);
+            let alg = format!("{:?}", s.alg());
+            let id = Uuid::new_v4();
+            let pair = s
+                .issue_at(&user(id, "johndoe", "John Doe", "john@example.com"), "web-app", 1_700_000_000)
+                .expect("signed");
+            assert_eq!(pair.expires_in, 900);
 
-        // jsonwebtoken's `Header` writes its members in this order.
-        let expected_header = format!(r#"{{"typ":"JWT","alg":"RS256","kid":"{}"}}"#, s.kid());
-        for token in [&pair.access_token, &pair.id_token] {
-            let header = token.split('.').next().expect("header");
-            assert_eq!(URL_SAFE_NO_PAD.decode(header).expect("b64"), expected_header.as_bytes());
-            assert_eq!(b64_json(header), serde_json::json!({ "alg": "RS256", "typ": "JWT", "kid": s.kid() }));
+            // jsonwebtoken's `Header` writes its members in this order.
+            for (token, typ) in [(&pair.access_token, "at+jwt"), (&pair.id_token, "JWT")] {
+                let header = token.split('.').next().expect("header");
+                let expected = format!(r#"{{"typ":"{typ}","alg":"{alg}","kid":"{}"}}"#, s.kid());
+                assert_eq!(URL_SAFE_NO_PAD.decode(header).expect("b64"), expected.as_bytes(), "{key_type}");
+                assert_eq!(b64_json(header), serde_json::json!({ "alg": alg, "typ": typ, "kid": s.kid() }));
+            }
+
+            let access = b64_json(pair.access_token.split('.').nth(1).expect("claims"));
+            let ident = b64_json(pair.id_token.split('.').nth(1).expect("claims"));
+            let keys = |v: &serde_json::Value| {
+                let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
+                k.sort();
+                k
+            };
+            assert_eq!(keys(&access), ["aud", "client_id", "exp", "iat", "iss", "jti", "sid", "sub"]);
+            assert_eq!(
+                keys(&ident),
+                ["at_hash", "aud", "email", "exp", "iat", "iss", "jti", "name", "preferred_username", "sid", "sub"]
+            );
+            assert_eq!(access["client_id"], "web-app");
+            assert_eq!(access["iss"], "https://issuer.test");
+            assert_eq!(access["aud"], "aud-test");
+            assert_eq!(access["sub"], id.to_string());
+            assert_eq!(access["iat"], 1_700_000_000u64);
+            assert_eq!(access["exp"], 1_700_000_900u64);
+            assert_eq!(access["sid"], ident["sid"]);
+            assert_ne!(access["jti"], ident["jti"]);
+            assert_eq!((&access["iat"], &access["exp"]), (&ident["iat"], &ident["exp"]));
+            assert_eq!(ident["name"], "John Doe");
+            assert_eq!(ident["preferred_username"], "johndoe");
+            assert_eq!(ident["email"], "john@example.com");
+            assert_eq!(ident["at_hash"], at_hash(s.alg(), &pair.access_token));
         }
-
-        let access = b64_json(pair.access_token.split('.').nth(1).expect("claims"));
-        let ident = b64_json(pair.id_token.split('.').nth(1).expect("claims"));
-        let keys = |v: &serde_json::Value| {
-            let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
-            k.sort();
-            k
-        };
-        assert_eq!(keys(&access), ["aud", "exp", "iat", "iss", "jti", "sid", "sub"]);
-        assert_eq!(
-            keys(&ident),
-            ["at_hash", "aud", "email", "exp", "iat", "iss", "jti", "name", "preferred_username", "sid", "sub"]
-        );
-        assert_eq!(access["iss"], "https://issuer.test");
-        assert_eq!(access["aud"], "aud-test");
-        assert_eq!(access["sub"], id.to_string());
-        assert_eq!(access["iat"], 1_700_000_000u64);
-        assert_eq!(access["exp"], 1_700_000_900u64);
-        assert_eq!(access["sid"], ident["sid"]);
-        assert_ne!(access["jti"], ident["jti"]);
-        assert_eq!((&access["iat"], &access["exp"]), (&ident["iat"], &ident["exp"]));
-        assert_eq!(ident["name"], "John Doe");
-        assert_eq!(ident["preferred_username"], "johndoe");
-        assert_eq!(ident["email"], "john@example.com");
-        assert_eq!(ident["at_hash"], at_hash(&pair.access_token));
     }
 
     #[test]
-    fn signatures_verify_with_the_public_key() {
-        let s = signer(2048);
-        let jwk = &vectors()["keys"][0]["jwk"];
-        let key = DecodingKey::from_rsa_components(jwk["n"].as_str().expect("n"), jwk["e"].as_str().expect("e"))
-            .expect("public key");
-        let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x")).expect("signed");
-        let mut validation = Validation::new(Algorithm::RS256);
-        validation.set_audience(&["aud-test"]);
-        validation.set_issuer(&["https://issuer.test"]);
-        for token in [&pair.access_token, &pair.id_token] {
-            decode::<serde_json::Value>(token, &key, &validation).expect("valid signature");
+    fn signatures_verify_with_the_public_key_of_the_vectors() {
+        for key_type in KEY_TYPES {
+            let s = signer(key_type);
+            let jwk: Jwk = serde_json::from_value(key_entry(key_type)["jwk"].clone()).expect("jwk");
+            let key = DecodingKey::from_jwk(&jwk).expect("public key");
+            let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x"), "public").expect("signed");
+            let mut validation = Validation::new(s.alg());
+            validation.set_audience(&["aud-test"]);
+            validation.set_issuer(&["https://issuer.test"]);
+            for token in [&pair.access_token, &pair.id_token] {
+                decode::<serde_json::Value>(token, &key, &validation).expect(key_type);
+                let signature = URL_SAFE_NO_PAD.decode(token.rsplit_once('.').expect("dot").1).expect("b64");
+                let length = match s.alg() {
+                    Algorithm::ES256 | Algorithm::EdDSA => 64, // R‖S (RFC 7518 §3.4), not DER; Ed25519
+                    _ => s.rsa_bits().expect("bits") / 8,
+                };
+                assert_eq!(signature.len(), length, "{key_type}");
+            }
         }
-        // The stock signer (no parsed-key cache) yields the same deterministic signature.
-        let message = pair.access_token.rsplit_once('.').expect("dot").0;
-        let stock = (jsonwebtoken::crypto::aws_lc::DEFAULT_PROVIDER.signer_factory)(&Algorithm::RS256, &s.key)
-            .expect("stock signer");
-        let stock_sig = URL_SAFE_NO_PAD.encode(stock.try_sign(message.as_bytes()).expect("signed"));
-        assert_eq!(pair.access_token.rsplit_once('.').expect("dot").1, stock_sig);
+    }
+
+    #[test]
+    fn the_parsed_key_signature_is_the_stock_one_where_deterministic() {
+        for key_type in ["rsa-2048", "ed25519"] {
+            let s = signer(key_type);
+            let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x"), "public").expect("signed");
+            let (message, signature) = pair.access_token.rsplit_once('.').expect("dot");
+            let stock = (jsonwebtoken::crypto::aws_lc::DEFAULT_PROVIDER.signer_factory)(&s.alg(), &s.key)
+                .expect("stock signer");
+            assert_eq!(signature, URL_SAFE_NO_PAD.encode(stock.try_sign(message.as_bytes()).expect("signed")));
+        }
     }
 
     #[test]
     fn fresh_sid_and_jti_per_call() {
-        let s = signer(2048);
+        let s = signer("rsa-2048");
         let subject = user(Uuid::new_v4(), "u", "N", "e@x");
-        let a = s.issue_at(&subject, 1).expect("a");
-        let b = s.issue_at(&subject, 1).expect("b");
+        let a = s.issue_at(&subject, "public", 1).expect("a");
+        let b = s.issue_at(&subject, "public", 1).expect("b");
         let sid = |t: &str| b64_json(t.split('.').nth(1).expect("claims"))["sid"].clone();
         assert_ne!(sid(&a.access_token), sid(&b.access_token));
     }
 
     #[test]
     fn a_flattened_inline_key_loads_like_the_file() {
-        let pem = dev_key_pem(2048);
-        let flattened = pem.trim().replace('\n', "\\n");
-        let settings =
-            Settings::from_lookup(|name| (name == "JWT_PRIVATE_KEY").then(|| flattened.clone())).expect("settings");
-        assert_eq!(TokenSigner::from_settings(&settings).expect("flattened key").kid(), signer(2048).kid());
+        for key_type in KEY_TYPES {
+            let flattened = dev_key_pem(key_type).trim().replace('\n', "\\n");
+            let settings =
+                Settings::from_lookup(|name| (name == "JWT_PRIVATE_KEY").then(|| flattened.clone())).expect("settings");
+            let kid = TokenSigner::from_settings(&settings).expect("flattened key").kid().to_owned();
+            assert_eq!(kid, signer(key_type).kid());
+        }
     }
 
     #[test]
-    fn invalid_keys_are_refused() {
-        let invalid = spec_dir().join("keys").join("invalid");
-        for (file, expect) in
-            [("rsa-2048-pkcs1.pem", "PKCS#1"), ("rsa-1024-pkcs8.pem", "key"), ("ec-p256-pkcs8.pem", "key")]
-        {
-            let pem = std::fs::read_to_string(invalid.join(file)).expect("invalid key file");
-            let err = TokenSigner::from_pem(&pem, "i".into(), "a".into(), 1).expect_err(file);
-            let text = err.to_string();
-            assert!(text.contains(expect), "{file}: {text}");
-            assert!(text.contains("key"), "{file}: {text}");
-        }
-        let garbage = "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n";
-        assert!(TokenSigner::from_pem(garbage, "i".into(), "a".into(), 1).is_err());
-        assert!(TokenSigner::from_pem("", "i".into(), "a".into(), 1).is_err());
+    fn a_missing_key_file_is_named() {
         let missing = Settings::from_lookup(|name| (name == "JWT_PRIVATE_KEY_FILE").then(|| "/nonexistent.pem".into()))
             .expect("settings");
         let text = TokenSigner::from_settings(&missing).expect_err("missing file").to_string();

@@ -1,11 +1,12 @@
 //! `signbench SECONDS`: this stack's own signing ceiling, a binary of its
 //! own beside the service (`stack.json`'s "signbench" command).
 //!
-//! The benchmark compares each stack's CPU per request with what the two RSA
-//! signatures of a token pair cost. `openssl speed` gives one reference; this
-//! gives the other: the service's own `TokenSigner` (same settings, same key,
-//! same aws-lc-rs provider, same claims) minting token pairs on one thread,
-//! after a warm-up. It opens no port and never connects to the database.
+//! The benchmark compares each stack's CPU per request with what the two
+//! signatures of a token pair cost (RS256, ES256 or EdDSA, as the key
+//! decides). `openssl speed` gives one reference; this gives the other: the
+//! service's own `TokenSigner` (same settings, same key, same aws-lc-rs
+//! provider, same claims) minting token pairs on one thread, after a warm-up.
+//! It opens no port and never connects to the database.
 //!
 //! Prints one JSON line on stdout:
 //! `{"token_pairs": N, "seconds": wall, "thread_cpu_seconds": cpu, "provider": "..."}`.
@@ -13,28 +14,42 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use jsonwebtoken::Algorithm;
 use serde::Serialize;
 use uuid::Uuid;
 
 use simple_auth_actix::settings::Settings;
 use simple_auth_actix::token_signer::TokenSigner;
 use simple_auth_actix::user::User;
-use simple_auth_actix::{EXIT_REFUSED, STACK};
+use simple_auth_actix::{EXIT_REFUSED, STACK, parsed_key_provider};
 
 /// Untimed first, so the measured part starts with warm caches.
 const WARM_UP: Duration = Duration::from_secs(2);
 
 const USAGE: &str = "usage: signbench SECONDS   (timed seconds, a positive number)";
 
-/// What the signer is built on, as the harness reports it.
-const PROVIDER: &str = "aws-lc-rs (jsonwebtoken CryptoProvider, key parsed once)";
+/// What the signer is built on, as the harness reports it: the algorithm and
+/// the aws-lc-rs key pair type that signs it (`parsed_key_provider`).
+fn provider(signer: &TokenSigner) -> String {
+    let key_pair = match signer.alg() {
+        Algorithm::ES256 => "EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING",
+        Algorithm::EdDSA => "Ed25519KeyPair",
+        _ => "RsaKeyPair, RSA_PKCS1_SHA256",
+    };
+    let provider = if parsed_key_provider::install() {
+        "aws-lc-rs (jsonwebtoken CryptoProvider, key parsed once)"
+    } else {
+        "aws-lc-rs (jsonwebtoken's stock provider, key parsed per signature)"
+    };
+    format!("{provider}: {:?} with {key_pair}", signer.alg())
+}
 
 #[derive(Debug, Serialize)]
 struct Measurement {
     token_pairs: u64,
     seconds: f64,
     thread_cpu_seconds: f64,
-    provider: &'static str,
+    provider: String,
 }
 
 /// The timed duration from the command's arguments (exactly one, positive, finite).
@@ -60,7 +75,7 @@ fn measure(signer: &TokenSigner, warm_up: Duration, timed: Duration) -> Result<M
     };
     let mut bytes = 0usize;
     let mut issue = || -> Result<(), String> {
-        let pair = signer.issue(&user).map_err(|e| format!("signing failed: {e}"))?;
+        let pair = signer.issue(&user, "signbench").map_err(|e| format!("signing failed: {e}"))?;
         bytes += pair.access_token.len() + pair.id_token.len();
         Ok(())
     };
@@ -80,7 +95,7 @@ fn measure(signer: &TokenSigner, warm_up: Duration, timed: Duration) -> Result<M
     let seconds = start.elapsed().as_secs_f64();
     let thread_cpu_seconds = (thread_cpu_time() - cpu0).as_secs_f64();
     std::hint::black_box(bytes);
-    Ok(Measurement { token_pairs, seconds, thread_cpu_seconds, provider: PROVIDER })
+    Ok(Measurement { token_pairs, seconds, thread_cpu_seconds, provider: provider(signer) })
 }
 
 /// CPU time consumed by the calling thread so far.
@@ -130,10 +145,10 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
-    /// The 2048-bit dev key of spec/keys (the library's test helpers are not
-    /// visible to a binary's tests).
-    fn dev_key_pem() -> String {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/keys/dev-rsa-2048.pem");
+    /// A dev key of spec/keys (the library's test helpers are not visible to
+    /// a binary's tests).
+    fn dev_key_pem(file: &str) -> String {
+        let path = format!("{}/../spec/keys/{file}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read_to_string(path).expect("dev key")
     }
 
@@ -153,11 +168,23 @@ mod tests {
     #[test]
     fn a_short_run_counts_token_pairs_and_its_own_cpu_time() {
         // `TokenSigner::issue` itself (claims, signatures) is tested in token_signer.rs.
-        let signer = TokenSigner::from_pem(&dev_key_pem(), "https://issuer.test".into(), "aud-test".into(), 900)
-            .expect("dev key");
-        let m = measure(&signer, Duration::ZERO, Duration::from_millis(200)).expect("measure");
-        assert!(m.token_pairs > 0);
-        assert!(m.seconds >= 0.2);
-        assert!(m.thread_cpu_seconds > 0.0 && m.thread_cpu_seconds <= m.seconds + 0.05);
+        for (file, alg, what) in [
+            ("dev-rsa-2048.pem", "RS256", "RsaKeyPair"),
+            ("dev-p256.pem", "ES256", "EcdsaKeyPair"),
+            ("dev-ed25519.pem", "EdDSA", "Ed25519KeyPair"),
+        ] {
+            let signer =
+                TokenSigner::from_pem(&dev_key_pem(file), "https://issuer.test".into(), "aud-test".into(), 900)
+                    .expect("dev key");
+            let m = measure(&signer, Duration::ZERO, Duration::from_millis(100)).expect("measure");
+            assert!(m.token_pairs > 0);
+            assert!(m.seconds >= 0.1);
+            assert!(m.thread_cpu_seconds > 0.0 && m.thread_cpu_seconds <= m.seconds + 0.05);
+            assert!(
+                m.provider.starts_with("aws-lc-rs") && m.provider.contains(&format!("{alg} with {what}")),
+                "{}",
+                m.provider
+            );
+        }
     }
 }
