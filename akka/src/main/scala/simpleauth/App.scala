@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory
 import scala.concurrent.{ExecutionContext, Future}
 import scala.concurrent.duration.*
 import scala.util.{Failure, Success}
+import scala.util.control.NonFatal
 
 object App {
   private val Name = "simple-auth-akka"
@@ -25,12 +26,19 @@ object App {
     // start is one line on stderr and a non-zero exit.
     val settings = Settings.fromEnv().fold(refuseToStart, identity)
     System.setProperty("LOG_LEVEL", settings.logLevel)
+    val metrics = Metrics()
+    val tokenSettings = KeySet.TokenSettings.from(settings)
+    val keys = new KeyRing(
+      KeySet.build(settings.keys, tokenSettings, metrics).fold(refuseToStart, identity),
+      () => settings.keySources.load().flatMap(KeySet.build(_, tokenSettings, metrics)),
+      metrics
+    )
 
     given system: ActorSystem[Nothing] = ActorSystem(Behaviors.empty[Nothing], "simple-auth", actorSystemConfig(settings))
     given ExecutionContext = system.executionContext
     val log = LoggerFactory.getLogger("simpleauth")
     nativeCryptoUnavailable.foreach(why =>
-      log.warn(s"native crypto provider (ACCP) unavailable, signing with the JDK's RSA (${NativeCrypto.rsaProvider}): $why"))
+      log.warn(s"native crypto provider (ACCP) unavailable, signing with the JDK's (${keys.current.signer.provider}): $why"))
 
     val dbEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.db-dispatcher"))
     val hashingEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.hashing-dispatcher"))
@@ -42,22 +50,23 @@ object App {
       Future { connections.close(); Done }(using dbEc)
     }
 
-    val metrics = Metrics()
-    val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds, metrics)
     val users = new JdbcUserRepository(connections, settings.dbAcquireTimeoutMs)(using dbEc)
     metrics.bindPool(users.poolStatistics)
-    val tokens = new TokenService(users, new PasswordVerifier(metrics), signer, new UnusableHashLog(), hashingEc)
-    val routes = new TokenRoutes(tokens, new DatabaseHealth(users), signer.jwks(), metrics).routes
+    val tokens =
+      new TokenService(users, new PasswordVerifier(metrics), keys, new UnusableHashLog(), hashingEc, settings.defaultClientId)
+    val routes = new TokenRoutes(tokens, new DatabaseHealth(users), keys, metrics).routes
 
-    installSignalHandlers(shutdown)
+    installSignalHandlers(shutdown, keys)
 
     Http().newServerAt(settings.host, settings.port).withSettings(serverSettings(system)).bind(routes).onComplete {
       case Success(binding) =>
         binding.addToCoordinatedShutdown(hardTerminationDeadline = 10.seconds)
         val version = Option(getClass.getPackage.getImplementationVersion).getOrElse("dev")
         val address = binding.localAddress // the real port when PORT=0
+        val keySet = keys.current
         log.info(s"$Name $version listening on http://${settings.host}:${address.getPort} " +
-          s"(db pool ${settings.dbPoolSize}, kid ${signer.kid}, issuer ${settings.issuer}, rsa ${NativeCrypto.rsaProvider})")
+          s"(db pool ${settings.dbPoolSize}, kid ${keySet.kid}, alg=${keySet.algorithm.name}, issuer ${settings.issuer}, " +
+          s"provider ${keySet.signer.provider})")
       case Failure(e) =>
         System.err.println(s"$Name: cannot listen on ${settings.host}:${settings.port}: ${e.getMessage}")
         shutdown.run(CoordinatedShutdown.UnknownReason).onComplete(_ => System.exit(1))
@@ -96,9 +105,19 @@ object App {
    * The JVM's own SIGTERM handling runs the shutdown hooks and then exits with 143;
    * the contract wants exit 0 after a clean drain, so handle the signals ourselves
    * and let CoordinatedShutdown (exit-jvm = on, exit-code = 0) end the process.
+   *
+   * SIGHUP, which the JVM would also treat as a request to shut down, reloads the keys instead
+   * ([[KeyRing.reload]]). The JVM runs a signal handler on a thread of its own, started for that signal,
+   * so reading the key files there blocks none of akka's dispatchers; the reload never throws.
    */
-  private def installSignalHandlers(shutdown: CoordinatedShutdown): Unit =
-    for (name <- List("TERM", "INT"))
-      try sun.misc.Signal.handle(new sun.misc.Signal(name), _ => { shutdown.run(SignalReceived); () })
+  private def installSignalHandlers(shutdown: CoordinatedShutdown, keys: KeyRing): Unit = {
+    def handle(name: String)(action: => Unit): Unit =
+      try sun.misc.Signal.handle(new sun.misc.Signal(name), _ => action)
       catch { case _: IllegalArgumentException => () } // signal not available on this platform
+    for (name <- List("TERM", "INT")) handle(name) { shutdown.run(SignalReceived); () }
+    handle("HUP") {
+      try { keys.reload(); () }
+      catch { case NonFatal(e) => LoggerFactory.getLogger("simpleauth").error(s"key reload failed: $e") }
+    }
+  }
 }

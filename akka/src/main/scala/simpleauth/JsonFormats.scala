@@ -2,17 +2,61 @@ package simpleauth
 
 import akka.http.scaladsl.marshalling.{Marshaller, ToEntityMarshaller}
 import akka.http.scaladsl.model.{ContentTypes, HttpEntity}
-import com.nimbusds.jose.jwk.JWKSet
+import com.nimbusds.jose.jwk.{ECKey, JWK, OctetKeyPair, RSAKey}
 import scala.collection.immutable.ListMap
-import scala.jdk.CollectionConverters.*
 import spray.json.*
 
 /** The contract's response bodies, each member named as on the wire and in the contract's order. */
 final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long)
 final case class ErrorBody(error: String, error_description: Option[String])
 final case class HealthStatus(status: String)
-final case class Jwk(kty: String, use: String, alg: String, kid: String, n: String, e: String)
+/** A public JWK: `kty, use, alg, kid`, then the members of its type (`n, e`; `crv, x, y`; `crv, x`). */
+final case class Jwk(
+    kty: String,
+    use: String,
+    alg: String,
+    kid: String,
+    n: Option[String] = None,
+    e: Option[String] = None,
+    crv: Option[String] = None,
+    x: Option[String] = None,
+    y: Option[String] = None
+)
 final case class JwkSet(keys: List[Jwk])
+
+/** OpenID Connect Discovery 1.0 §3 metadata (contract §3), exactly the contract's members. */
+final case class OpenIdConfiguration(
+    issuer: String,
+    token_endpoint: String,
+    jwks_uri: String,
+    grant_types_supported: List[String],
+    response_types_supported: List[String],
+    subject_types_supported: List[String],
+    id_token_signing_alg_values_supported: List[String],
+    token_endpoint_auth_methods_supported: List[String],
+    claims_supported: List[String]
+)
+
+object OpenIdConfiguration {
+  val Claims: List[String] =
+    List("iss", "aud", "sub", "iat", "exp", "sid", "jti", "client_id", "name", "preferred_username", "email", "at_hash")
+
+  /** The URLs join the issuer, one trailing `/` removed, and the path; `issuer` stays verbatim. */
+  def from(issuer: String, algorithm: KeyAlgorithm): OpenIdConfiguration = {
+    val base = issuer.stripSuffix("/")
+    OpenIdConfiguration(
+      issuer = issuer,
+      token_endpoint = s"$base/token",
+      jwks_uri = s"$base/.well-known/jwks.json",
+      grant_types_supported = List("password"),
+      response_types_supported = Nil, // no authorization endpoint; the member is required, so present and empty
+      subject_types_supported = List("public"),
+      id_token_signing_alg_values_supported = List(algorithm.name),
+      token_endpoint_auth_methods_supported = List("none"),
+      claims_supported = Claims
+    )
+  }
+}
 
 object TokenResponse {
   def from(pair: TokenPair): TokenResponse = TokenResponse(pair.accessToken, pair.idToken, "Bearer", pair.expiresIn)
@@ -23,12 +67,20 @@ object ErrorBody {
 }
 
 object JwkSet {
-  def from(keys: JWKSet): JwkSet =
-    JwkSet(keys.getKeys.asScala.toList.map { key =>
-      val rsa = key.toRSAKey
-      Jwk(rsa.getKeyType.getValue, rsa.getKeyUse.identifier, rsa.getAlgorithm.getName, rsa.getKeyID,
-        rsa.getModulus.toString, rsa.getPublicExponent.toString)
-    })
+  def from(keys: List[JWK]): JwkSet = JwkSet(keys.map(Jwk.from))
+}
+
+object Jwk {
+  /** The public members of a Nimbus JWK, copied (Nimbus prints them in a `HashMap`'s order, see README "JSON"). */
+  def from(key: JWK): Jwk = {
+    val base = Jwk(key.getKeyType.getValue, key.getKeyUse.identifier, key.getAlgorithm.getName, key.getKeyID)
+    key match {
+      case rsa: RSAKey => base.copy(n = Some(rsa.getModulus.toString), e = Some(rsa.getPublicExponent.toString))
+      case ec: ECKey   => base.copy(crv = Some(ec.getCurve.getName), x = Some(ec.getX.toString), y = Some(ec.getY.toString))
+      case okp: OctetKeyPair => base.copy(crv = Some(okp.getCurve.getName), x = Some(okp.getX.toString))
+      case other => throw new IllegalArgumentException(s"unexpected key type ${other.getKeyType}")
+    }
+  }
 }
 
 /** spray-json formats of the bodies, and the marshaller that `complete(body)` uses. */
@@ -37,8 +89,9 @@ object JsonFormats extends DefaultJsonProtocol {
   given RootJsonFormat[TokenResponse] = inDeclaredOrder(jsonFormat4(TokenResponse.apply))
   given RootJsonFormat[ErrorBody] = inDeclaredOrder(jsonFormat2(ErrorBody.apply))
   given RootJsonFormat[HealthStatus] = jsonFormat1(HealthStatus.apply)
-  given RootJsonFormat[Jwk] = inDeclaredOrder(jsonFormat6(Jwk.apply))
+  given RootJsonFormat[Jwk] = inDeclaredOrder(jsonFormat9(Jwk.apply)) // a None member is left out
   given RootJsonFormat[JwkSet] = jsonFormat1(JwkSet.apply)
+  given RootJsonFormat[OpenIdConfiguration] = inDeclaredOrder(jsonFormat9(OpenIdConfiguration.apply))
 
   /**
    * spray-json's product formats collect the members in a `TreeMap`, so they come out sorted by name; the

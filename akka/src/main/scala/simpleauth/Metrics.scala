@@ -47,6 +47,16 @@ final class Metrics(val registry: PrometheusMeterRegistry) {
         .tag("result", result)
         .register(registry)).toArray
 
+  private def keyReloads(result: String): Counter =
+    Counter.builder("simpleauth.key.reloads")
+      .description("SIGHUP reloads of the signing key and the published keys, by result")
+      .tag("result", result)
+      .register(registry)
+
+  // Both series exist (at 0) from the start.
+  private val keyReloadSuccess: Counter = keyReloads("success")
+  private val keyReloadFailure: Counter = keyReloads("failure")
+
   /** One response to POST /token: `error` is the OAuth error code, or null for a 200. */
   def tokenRequest(status: Int, error: String, nanos: Long): Unit = {
     requestDuration.record(nanos, TimeUnit.NANOSECONDS)
@@ -56,6 +66,9 @@ final class Metrics(val registry: PrometheusMeterRegistry) {
 
   def passwordCheck(scheme: PasswordScheme, result: Verification): Unit =
     passwordChecks(scheme.ordinal * Verification.Results.length + result.ordinal).increment()
+
+  /** One SIGHUP reload of the keys, good or refused. */
+  def keyReload(success: Boolean): Unit = (if (success) keyReloadSuccess else keyReloadFailure).increment()
 
   def tokenPairSigned(nanos: Long): Unit = signingDuration.record(nanos, TimeUnit.NANOSECONDS)
 

@@ -1,19 +1,22 @@
 package simpleauth
 
 import com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider
-import java.security.Signature
+import java.security.{PrivateKey, Signature}
 import scala.util.control.NonFatal
 
 /**
- * Puts Amazon Corretto Crypto Provider (AWS-LC, native) first in the JCA provider list, so the two RS256
- * signatures of every token request run at OpenSSL speed instead of the JDK's (about 1,700 against 600
- * RSA-2048 signatures per second per core measured here). akka, zio and Spring make the same choice.
- * Must run before the signing key is parsed: a key made by ACCP's `KeyFactory` stays a native key, so
- * signing does not convert it on every call.
+ * Puts Amazon Corretto Crypto Provider (AWS-LC, native) first in the JCA provider list, so the two
+ * signatures of every token request run at OpenSSL speed instead of the JDK's: about 1,700 against 600
+ * RSA-2048 signatures per second per core measured here. ACCP 2.5.0 also provides `SHA256withECDSA` (ES256)
+ * and `Ed25519` (EdDSA), so all three algorithms sign natively (checked at runtime: [[signatureProvider]],
+ * the start-up line's `provider` field, `NativeCryptoSpec`). akka, zio and Spring make the same choice.
+ * Must run before the signing key is parsed: an RSA or EC key made by ACCP's `KeyFactory` stays a native
+ * key, so signing does not convert it on every call. (ACCP has no Ed25519 `KeyFactory`: that key is the
+ * JDK's, converted once per signing thread, see [[JcaEd25519Signer]].)
  *
  * The build bundles ACCP's native library for the build machine's platform (Linux x86-64 or aarch64, see
  * build.sbt); where it cannot load, the JDK's providers stay in charge: the service logs one warning and the
- * start-up line's `rsa` field names the provider.
+ * start-up line's `provider` field names the provider.
  */
 object NativeCrypto {
 
@@ -32,9 +35,15 @@ object NativeCrypto {
       case NonFatal(e)     => Some(e.toString)
     }
 
-  /** The provider RS256 signing actually uses, e.g. "AmazonCorrettoCryptoProvider 2.5.0". */
-  def rsaProvider: String = {
-    val provider = Signature.getInstance("SHA256withRSA").getProvider
+  /**
+   * The provider the JCA picks for `algorithm` with `key`, e.g. "AmazonCorrettoCryptoProvider 2.5.0": what a
+   * signer that asks for `Signature.getInstance(algorithm)` (as Nimbus' do) signs with. The choice is made
+   * when the key is bound, so the key is bound here too.
+   */
+  def signatureProvider(algorithm: String, key: PrivateKey): String = {
+    val signature = Signature.getInstance(algorithm)
+    signature.initSign(key)
+    val provider = signature.getProvider
     s"${provider.getName} ${provider.getVersionStr}"
   }
 }

@@ -4,11 +4,7 @@ import java.io.FileInputStream
 import java.net.{URI, URISyntaxException, URLDecoder}
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Paths}
-import java.security.KeyFactory
 import java.security.cert.CertificateFactory
-import java.security.interfaces.{RSAPrivateCrtKey, RSAPublicKey}
-import java.security.spec.{PKCS8EncodedKeySpec, RSAPublicKeySpec}
-import java.util.Base64
 import scala.util.control.NonFatal
 
 /**
@@ -25,10 +21,6 @@ final case class DatabaseSettings(
   override def toString: String = s"DatabaseSettings($jdbcUrl, user=${user.getOrElse("-")}, password=***, tls=$tls)"
 }
 
-final case class SigningKey(privateKey: RSAPrivateCrtKey, publicKey: RSAPublicKey) {
-  override def toString: String = s"SigningKey(RSA ${publicKey.getModulus.bitLength} bits)"
-}
-
 /** Everything the service reads from its environment (contract §5), validated up front. */
 final case class Settings(
     host: String,
@@ -36,10 +28,12 @@ final case class Settings(
     database: DatabaseSettings,
     dbPoolSize: Int,
     dbAcquireTimeoutMs: Long,
-    key: SigningKey,
+    keySources: KeySources,
+    keys: KeyMaterial,
     issuer: String,
     audience: String,
     tokenTtlSeconds: Long,
+    defaultClientId: String,
     logLevel: String
 )
 
@@ -48,7 +42,6 @@ final case class SettingsError(message: String)
 
 object Settings {
   private val MinAcquireTimeoutMs = 250L // HikariCP's floor for connectionTimeout
-  private val MinKeyBits = 2048
 
   def fromEnv(env: Map[String, String] = sys.env): Either[SettingsError, Settings] = {
     def str(name: String, default: String): String =
@@ -67,17 +60,21 @@ object Settings {
       _       <- Either.cond(Set("error", "warn", "info", "debug").contains(level), (),
                    SettingsError(s"LOG_LEVEL must be one of error, warn, info, debug, got '$level'"))
       db      <- parseDatabaseUrl(str("DATABASE_URL", "postgres://auth:auth@127.0.0.1:5432/auth"))
-      key     <- loadKey(env)
+      keys    <- loadKeys(env)
+      issuer  <- checkIssuer(str("JWT_ISSUER", "http://localhost:8080"))
+      client  <- checkDefaultClientId(env.get("DEFAULT_CLIENT_ID").filter(_.nonEmpty).getOrElse("public")) // empty = unset
     } yield Settings(
       host = str("HOST", "0.0.0.0"),
       port = port.toInt,
       database = db,
       dbPoolSize = pool.toInt,
       dbAcquireTimeoutMs = math.max(acquire, MinAcquireTimeoutMs),
-      key = key,
-      issuer = str("JWT_ISSUER", "http://localhost:8080"),
+      keySources = keys._1,
+      keys = keys._2,
+      issuer = issuer,
       audience = str("JWT_AUDIENCE", "channel-api"),
       tokenTtlSeconds = ttl,
+      defaultClientId = client,
       logLevel = level
     )
   }
@@ -188,53 +185,43 @@ object Settings {
   private def encodePathSegment(s: String): String =
     java.net.URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20")
 
-  private def loadKey(env: Map[String, String]): Either[SettingsError, SigningKey] = {
+  /**
+   * The key sources of the environment and what they hold now: `JWT_PRIVATE_KEY_FILE` (read again on every
+   * reload) or else `JWT_PRIVATE_KEY` (inline, so fixed), and the optional `JWT_PUBLIC_KEYS_FILE`.
+   */
+  private def loadKeys(env: Map[String, String]): Either[SettingsError, (KeySources, KeyMaterial)] = {
     val file = env.get("JWT_PRIVATE_KEY_FILE").map(_.trim).filter(_.nonEmpty)
     val inline = env.get("JWT_PRIVATE_KEY").filter(_.trim.nonEmpty)
-    val pem: Either[SettingsError, (String, String)] = (file, inline) match {
-      case (Some(path), _) =>
-        try Right((new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.US_ASCII), s"JWT_PRIVATE_KEY_FILE ($path)"))
-        catch { case NonFatal(e) => Left(SettingsError(s"JWT_PRIVATE_KEY_FILE cannot be read: $path (${e.getClass.getSimpleName})")) }
-      case (None, Some(text)) =>
-        // Secret stores often flatten newlines to a literal "\n".
-        Right((text.replace("\\n", "\n"), "JWT_PRIVATE_KEY"))
+    val source: Either[SettingsError, PrivateKeySource] = (file, inline) match {
+      case (Some(path), _)    => Right(PrivateKeySource.File(path))
+      case (None, Some(text)) => Right(PrivateKeySource.Inline(text))
       case (None, None) =>
-        Left(SettingsError("no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM RSA key) or JWT_PRIVATE_KEY (the PEM itself)"))
+        Left(SettingsError("no signing key: set JWT_PRIVATE_KEY_FILE (path to a PKCS#8 PEM key: RSA, EC P-256 or Ed25519) " +
+          "or JWT_PRIVATE_KEY (the PEM itself)"))
     }
-    pem.flatMap { case (text, source) => parsePkcs8RsaKey(text).left.map(e => SettingsError(s"$source: ${e.message}")) }
+    val publicKeys = env.get("JWT_PUBLIC_KEYS_FILE").map(_.trim).filter(_.nonEmpty)
+    source.map(KeySources(_, publicKeys)).flatMap(sources => sources.load().map(sources -> _))
   }
 
-  def parsePkcs8RsaKey(pem: String): Either[SettingsError, SigningKey] = {
-    val Begin = "-----BEGIN PRIVATE KEY-----"
-    val End = "-----END PRIVATE KEY-----"
-    if (pem.contains("-----BEGIN RSA PRIVATE KEY-----"))
-      Left(SettingsError("PKCS#1 key (BEGIN RSA PRIVATE KEY) refused; convert it with `openssl pkcs8 -topk8 -nocrypt`"))
-    else if (pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----"))
-      Left(SettingsError("encrypted PKCS#8 keys are not supported; give an unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY)"))
-    else {
-      val start = pem.indexOf(Begin)
-      val end = pem.indexOf(End)
-      if (start < 0 || end < start) Left(SettingsError("not a PKCS#8 PEM private key (expected BEGIN PRIVATE KEY)"))
-      else {
-        val body = pem.substring(start + Begin.length, end).filterNot(_.isWhitespace)
-        try {
-          val der = Base64.getDecoder.decode(body)
-          KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(der)) match {
-            case k: RSAPrivateCrtKey =>
-              val bits = k.getModulus.bitLength
-              if (bits < MinKeyBits) Left(SettingsError(s"RSA key has $bits bits; at least $MinKeyBits are required"))
-              else {
-                val pub = KeyFactory.getInstance("RSA")
-                  .generatePublic(new RSAPublicKeySpec(k.getModulus, k.getPublicExponent))
-                  .asInstanceOf[RSAPublicKey]
-                Right(SigningKey(k, pub))
-              }
-            case _ => Left(SettingsError("RSA key without CRT parameters is not supported"))
-          }
-        } catch {
-          case NonFatal(_) => Left(SettingsError("not an RSA private key in PKCS#8 form (EC and other key types are refused)"))
-        }
-      }
-    }
+  /** `JWT_ISSUER`: an absolute http or https URL with a host and no query or fragment (contract §5). */
+  def checkIssuer(issuer: String): Either[SettingsError, String] = {
+    def refuse(why: String) =
+      Left(SettingsError(s"JWT_ISSUER must be an absolute http or https URL with a host and no query or fragment ($why): '$issuer'"))
+    try {
+      val uri = new URI(issuer)
+      val scheme = Option(uri.getScheme).map(_.toLowerCase)
+      if (!scheme.contains("http") && !scheme.contains("https")) refuse("not http or https")
+      else if (uri.getHost == null || uri.getHost.isEmpty) refuse("no host")
+      else if (uri.getRawQuery != null || issuer.contains("?")) refuse("has a query")
+      else if (uri.getRawFragment != null || issuer.contains("#")) refuse("has a fragment")
+      else Right(issuer)
+    } catch { case e: URISyntaxException => refuse(e.getReason) }
   }
+
+  /** `DEFAULT_CLIENT_ID`: the rule of a request's `client_id` (1-128 printable ASCII). */
+  def checkDefaultClientId(clientId: String): Either[SettingsError, String] =
+    TokenRequest.clientIdProblem(clientId) match {
+      case Some(problem) => Left(SettingsError(s"DEFAULT_CLIENT_ID $problem"))
+      case None          => Right(clientId)
+    }
 }

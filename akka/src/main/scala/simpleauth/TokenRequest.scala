@@ -8,9 +8,9 @@ import scala.collection.mutable
 import scala.util.control.NonFatal
 import spray.json.*
 
-/** A validated password-grant request. */
-final case class TokenRequest(username: String, password: String) {
-  override def toString: String = s"TokenRequest($username, ***)"
+/** A validated password-grant request; `clientId` is the request's `client_id`, if it names one. */
+final case class TokenRequest(username: String, password: String, clientId: Option[String] = None) {
+  override def toString: String = s"TokenRequest($username, ***, ${clientId.getOrElse("-")})"
 }
 
 /**
@@ -21,6 +21,17 @@ final case class TokenRequest(username: String, password: String) {
 object TokenRequest {
   val MaxUsernameCodePoints = 254
   val MaxPasswordBytes = 1024
+  val MaxClientIdChars = 128
+
+  /**
+   * Why `clientId` breaks the rule of a `client_id` (RFC 6749 §2.2 and Appendix A's VSCHAR: 1-128 characters
+   * of %x20-7E), or None. Shared with `DEFAULT_CLIENT_ID` ([[Settings]]).
+   */
+  def clientIdProblem(clientId: String): Option[String] =
+    if (clientId.isEmpty) Some("must not be empty")
+    else if (clientId.length > MaxClientIdChars) Some(s"is longer than $MaxClientIdChars characters")
+    else if (clientId.exists(c => c < ' ' || c > '~')) Some("must be printable ASCII (%x20-7E)")
+    else None
 
   def fromJson(body: ByteString): Either[ApiError, TokenRequest] =
     for {
@@ -38,7 +49,8 @@ object TokenRequest {
                }
       username <- jsonString(obj, "username")
       password <- jsonString(obj, "password")
-      request  <- validate(grant, requireGrant = false, username, password)
+      clientId <- jsonString(obj, "client_id")
+      request  <- validate(grant, requireGrant = false, username, password, clientId)
     } yield request
 
   def fromForm(body: ByteString): Either[ApiError, TokenRequest] =
@@ -48,7 +60,8 @@ object TokenRequest {
       grant    <- single(params, "grant_type")
       username <- single(params, "username")
       password <- single(params, "password")
-      request  <- validate(grant, requireGrant = true, username, password)
+      clientId <- single(params, "client_id")
+      request  <- validate(grant, requireGrant = true, username, password, clientId)
     } yield request
 
   private def jsonString(obj: Map[String, JsValue], name: String): Either[ApiError, Option[String]] =
@@ -58,7 +71,13 @@ object TokenRequest {
       case Some(_)           => Left(ApiError.invalidRequest(s"$name must be a string"))
     }
 
-  private def validate(grant: Option[String], requireGrant: Boolean, username: Option[String], password: Option[String]): Either[ApiError, TokenRequest] =
+  private def validate(
+      grant: Option[String],
+      requireGrant: Boolean,
+      username: Option[String],
+      password: Option[String],
+      clientId: Option[String]
+  ): Either[ApiError, TokenRequest] =
     grant match {
       case None if requireGrant => Left(ApiError.invalidRequest("grant_type is required"))
       case Some("") if requireGrant => Left(ApiError.invalidRequest("grant_type is required"))
@@ -75,7 +94,11 @@ object TokenRequest {
               Left(ApiError.invalidRequest(s"username is longer than $MaxUsernameCodePoints characters"))
             else if (p.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes)
               Left(ApiError.invalidRequest(s"password is longer than $MaxPasswordBytes bytes"))
-            else Right(TokenRequest(u, p))
+            else
+              clientId.flatMap(clientIdProblem) match {
+                case Some(problem) => Left(ApiError.invalidRequest(s"client_id $problem"))
+                case None          => Right(TokenRequest(u, p, clientId))
+              }
         }
     }
 

@@ -6,8 +6,8 @@ import akka.http.scaladsl.model.headers.{`Cache-Control`, CacheDirectives, RawHe
 import akka.http.scaladsl.server.*
 import akka.http.scaladsl.server.Directives.*
 import akka.util.ByteString
-import com.nimbusds.jose.jwk.JWKSet
 import java.util.concurrent.TimeoutException
+import java.util.concurrent.atomic.AtomicReference
 import org.slf4j.LoggerFactory
 import scala.concurrent.ExecutionContext
 import scala.concurrent.duration.*
@@ -15,7 +15,8 @@ import scala.util.control.NonFatal
 import simpleauth.JsonFormats.given
 
 /**
- * The HTTP contract: POST /token, GET /.well-known/jwks.json, GET /health (readiness: the
+ * The HTTP contract: POST /token, GET /.well-known/jwks.json, GET /.well-known/openid-configuration
+ * (both from the key set in service, see [[KeyRing]]), GET /health (readiness: the
  * database is asked), GET /health/live (liveness: never touches the database), and every error
  * in RFC 6749 JSON — akka-http's own rejections included: any other method on a known path is
  * 405 with its `Allow`, any method on an unknown path 404. GET /metrics serves the Prometheus text
@@ -24,15 +25,15 @@ import simpleauth.JsonFormats.given
 final class TokenRoutes(
     tokens: TokenService,
     health: DatabaseHealth,
-    jwks: JWKSet,
+    keys: KeyRing,
     metrics: Metrics,
     outages: OutageLog = new OutageLog()
 )(using system: ClassicActorSystemProvider) { // the materializer that reads request bodies
   import TokenRoutes.*
 
   private val log = LoggerFactory.getLogger(classOf[TokenRoutes])
-  // The answers that never change, rendered once (the JWKS prints a 2048-bit modulus).
-  private val jwksResponse = HttpResponse(StatusCodes.OK, List(JwksCacheControl), JsonFormats.entity(JwkSet.from(jwks)))
+  // The answers that never change, rendered once; those of the keys once per key set (the JWKS prints RSA moduli).
+  private val keyAnswers = new AtomicReference[KeyAnswers](new KeyAnswers(keys.current))
   private val upResponse = HttpResponse(StatusCodes.OK, List(ApiError.NoStore), JsonFormats.entity(HealthStatus("up")))
   private val downResponse =
     HttpResponse(StatusCodes.ServiceUnavailable, List(ApiError.NoStore), JsonFormats.entity(HealthStatus("down")))
@@ -54,7 +55,12 @@ final class TokenRoutes(
           },
           path(".well-known" / "jwks.json") {
             readOnly {
-              complete(jwksResponse)
+              complete(answersFor(keys.current).jwks)
+            }
+          },
+          path(".well-known" / "openid-configuration") {
+            readOnly {
+              complete(answersFor(keys.current).discovery)
             }
           },
           path("health") {
@@ -77,6 +83,17 @@ final class TokenRoutes(
         )
       }
     }
+
+  /** The rendered JWKS and discovery answers of `keySet`: rendered again only after a reload swapped the keys. */
+  private def answersFor(keySet: KeySet): KeyAnswers = {
+    val rendered = keyAnswers.get()
+    if (rendered.keySet eq keySet) rendered
+    else {
+      val fresh = new KeyAnswers(keySet)
+      keyAnswers.set(fresh) // a race renders twice, harmlessly
+      fresh
+    }
+  }
 
   /**
    * GET and HEAD only: any other method (custom ones included, see [[akka.http.impl.settings.AnyMethodParserSettings]]) is rejected
@@ -166,6 +183,12 @@ final class TokenRoutes(
 }
 
 object TokenRoutes {
+  /** The answers a key set decides. */
+  private final class KeyAnswers(val keySet: KeySet) {
+    val jwks: HttpResponse = HttpResponse(StatusCodes.OK, List(PublicCache), JsonFormats.entity(keySet.jwks))
+    val discovery: HttpResponse = HttpResponse(StatusCodes.OK, List(PublicCache), JsonFormats.entity(keySet.discovery))
+  }
+
   val MaxBodyBytes: Long = 8192
   private val BodyReadTimeout = 10.seconds
 
@@ -176,7 +199,7 @@ object TokenRoutes {
   private val PrometheusText: ContentType.WithCharset =
     MediaTypes.`text/plain`.withParams(Map("version" -> "0.0.4")).withCharset(HttpCharsets.`UTF-8`)
   private val PragmaNoCache: HttpHeader = RawHeader("Pragma", "no-cache")
-  private val JwksCacheControl: HttpHeader = `Cache-Control`(CacheDirectives.public, CacheDirectives.`max-age`(300))
+  private val PublicCache: HttpHeader = `Cache-Control`(CacheDirectives.public, CacheDirectives.`max-age`(300))
 
   def completeError(error: ApiError): StandardRoute = complete(error.response)
 }

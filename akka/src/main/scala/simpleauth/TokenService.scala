@@ -7,15 +7,18 @@ import scala.concurrent.{ExecutionContext, Future}
  * password and an unusable stored hash all end in `None`, after the same argon2id work, so neither the answer
  * nor its timing tells them apart. A database outage fails the future with [[DatabaseUnavailable]].
  *
+ * @param keys            the key ring; each login signs with the key set in service when its password matched
+ * @param defaultClientId the access token's `client_id` when the request names none (`DEFAULT_CLIENT_ID`)
  * @param hashingEc bounded dispatcher for password verification and signing (CPU- and memory-heavy, so kept
  *                  off akka's default dispatcher)
  */
 final class TokenService(
     users: UserRepository,
     passwords: PasswordVerifier,
-    signer: TokenSigner,
+    keys: KeyRing,
     unusableHashes: UnusableHashLog,
-    hashingEc: ExecutionContext
+    hashingEc: ExecutionContext,
+    defaultClientId: String = "public"
 ) {
 
   /**
@@ -30,7 +33,7 @@ final class TokenService(
       case Some(user) =>
         Future {
           passwords.verify(request.password, user.passwordHash) match {
-            case Verification.Match    => Some(signer.issue(user))
+            case Verification.Match    => Some(keys.current.signer.issue(user, request.clientId.getOrElse(defaultClientId)))
             case Verification.Mismatch => None
             case Verification.Unusable(reason) =>
               unusableHashes.report(user, reason)

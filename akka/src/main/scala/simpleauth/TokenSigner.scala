@@ -1,18 +1,20 @@
 package simpleauth
 
-import com.nimbusds.jose.{JOSEObjectType, JWSAlgorithm, JWSHeader}
-import com.nimbusds.jose.crypto.RSASSASigner
-import com.nimbusds.jose.jwk.{JWKSet, KeyUse, RSAKey}
+import com.nimbusds.jose.{JOSEObjectType, JWSHeader, JWSSigner}
+import com.nimbusds.jose.crypto.{ECDSASigner, RSASSASigner}
 import com.nimbusds.jwt.{JWTClaimsSet, SignedJWT}
 import java.nio.charset.StandardCharsets
 import java.security.MessageDigest
+import java.security.interfaces.ECPrivateKey
 import java.time.Instant
 import java.util.{Base64, Date, UUID}
 
 /**
- * Signs the access and ID tokens (contract §2) with RS256. `RSASSASigner` creates
- * a fresh `java.security.Signature` per call, so one signer serves all threads.
- * The time to sign each pair goes to `simpleauth_token_signing_duration_seconds`.
+ * Signs the access and ID tokens (contract §2) with the one signing key, in the algorithm its type decides:
+ * RS256 (Nimbus `RSASSASigner`), ES256 (Nimbus `ECDSASigner`, the 64-byte R‖S JOSE form) or EdDSA
+ * ([[JcaEd25519Signer]]). All three go through the JCA, so ACCP signs when it is installed ([[NativeCrypto]]).
+ * Nimbus' signers create a fresh `java.security.Signature` per call and the EdDSA one keeps one per thread,
+ * so one signer serves all threads. The time to sign each pair goes to `simpleauth_token_signing_duration_seconds`.
  */
 final class TokenSigner(
     key: SigningKey,
@@ -22,24 +24,29 @@ final class TokenSigner(
     metrics: Metrics,
     clock: () => Instant = () => Instant.now()
 ) {
-  private val publicKey: RSAKey = new RSAKey.Builder(key.publicKey)
-    .keyUse(KeyUse.SIGNATURE)
-    .algorithm(JWSAlgorithm.RS256)
-    .keyIDFromThumbprint() // RFC 7638: SHA-256 over {"e","kty","n"}, base64url
-    .build()
-
   /** The RFC 7638 thumbprint of the public key: the tokens' `kid` and the JWK's. */
-  val kid: String = publicKey.getKeyID
+  val kid: String = key.kid
 
-  private val keySet = new JWKSet(publicKey)
+  val algorithm: KeyAlgorithm = key.algorithm
 
-  /** The public key set served at /.well-known/jwks.json: the one signing key, `use` sig, `alg` RS256. */
-  def jwks(): JWKSet = keySet
+  private val signer: JWSSigner = key.algorithm match {
+    case KeyAlgorithm.RS256 => new RSASSASigner(key.privateKey)
+    case KeyAlgorithm.ES256 => new ECDSASigner(key.privateKey.asInstanceOf[ECPrivateKey])
+    case KeyAlgorithm.EdDSA => new JcaEd25519Signer(key.privateKey)
+  }
 
-  private val signer = new RSASSASigner(key.privateKey)
-  private val header = new JWSHeader.Builder(JWSAlgorithm.RS256).`type`(JOSEObjectType.JWT).keyID(kid).build()
+  /** The JCA provider that signs, e.g. "AmazonCorrettoCryptoProvider 2.5.0". */
+  val provider: String = signer match {
+    case ed: JcaEd25519Signer => ed.provider
+    case _                    => NativeCrypto.signatureProvider(key.algorithm.jcaSignature, key.privateKey)
+  }
 
-  def issue(user: User): TokenPair = {
+  private val idHeader = new JWSHeader.Builder(key.algorithm.jws).`type`(JOSEObjectType.JWT).keyID(kid).build()
+  // RFC 9068 §2.1: the access token says what it is, so that it cannot pass for an ID token.
+  private val accessHeader = new JWSHeader.Builder(key.algorithm.jws).`type`(TokenSigner.AccessTokenType).keyID(kid).build()
+
+  /** A token pair for `user`; the access token's `client_id` is `clientId` (RFC 9068 §2.2). */
+  def issue(user: User, clientId: String): TokenPair = {
     val start = System.nanoTime()
     val now = clock().getEpochSecond
     val iat = new Date(now * 1000)
@@ -53,20 +60,21 @@ final class TokenSigner(
       .expirationTime(exp)
       .claim("sid", sid)
       .jwtID(UUID.randomUUID().toString)
-    val access = sign(common.build())
+    val access = sign(accessHeader, common.claim("client_id", clientId).build())
     val id = sign(
+      idHeader,
       common
         .claim("name", user.name)
         .claim("preferred_username", user.username)
         .claim("email", user.email)
-        .claim("at_hash", TokenSigner.atHash(access))
+        .claim("at_hash", TokenSigner.atHash(access, key.algorithm))
         .build()
     )
     metrics.tokenPairSigned(System.nanoTime() - start)
     TokenPair(access, id, ttlSeconds)
   }
 
-  private def sign(claims: JWTClaimsSet): String = {
+  private def sign(header: JWSHeader, claims: JWTClaimsSet): String = {
     val jwt = new SignedJWT(header, claims)
     jwt.sign(signer)
     jwt.serialize()
@@ -74,9 +82,14 @@ final class TokenSigner(
 }
 
 object TokenSigner {
-  /** OIDC Core §3.1.3.6: base64url(left-most 128 bits of SHA-256(ASCII(access_token))). */
-  def atHash(accessToken: String): String = {
-    val digest = MessageDigest.getInstance("SHA-256").digest(accessToken.getBytes(StandardCharsets.US_ASCII))
-    Base64.getUrlEncoder.withoutPadding.encodeToString(java.util.Arrays.copyOf(digest, 16))
+  val AccessTokenType = new JOSEObjectType("at+jwt")
+
+  /**
+   * OIDC Core §3.1.3.6: base64url of the left-most half of the algorithm's hash over the ASCII access token —
+   * 128 bits of SHA-256 for RS256 and ES256, 256 bits of SHA-512 for EdDSA with Ed25519.
+   */
+  def atHash(accessToken: String, algorithm: KeyAlgorithm): String = {
+    val digest = MessageDigest.getInstance(algorithm.atHashDigest).digest(accessToken.getBytes(StandardCharsets.US_ASCII))
+    Base64.getUrlEncoder.withoutPadding.encodeToString(java.util.Arrays.copyOf(digest, digest.length / 2))
   }
 }

@@ -73,8 +73,12 @@ class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
         """simpleauth_db_pool_connections{state="active"}""",
         """simpleauth_db_pool_connections{state="idle"}""",
         "simpleauth_db_pool_pending",
-        "simpleauth_db_pool_max"
+        "simpleauth_db_pool_max",
+        """simpleauth_key_reloads_total{result="success"}""",
+        """simpleauth_key_reloads_total{result="failure"}"""
       )
+      s("""simpleauth_key_reloads_total{result="success"}""") shouldBe 0
+      s("""simpleauth_key_reloads_total{result="failure"}""") shouldBe 0
       def bounds(family: String) = s.keySet.toList.collect {
         case k if k.startsWith(family + "_bucket{le=\"") => k.stripPrefix(family + "_bucket{le=\"").stripSuffix("\"}")
       }.map(b => if (b == "+Inf") Double.PositiveInfinity else b.toDouble).sorted

@@ -17,7 +17,7 @@ class NativeCryptoSpec extends AnyWordSpec with Matchers {
     signature.sign()
   }
 
-  private def parse(pem: String): SigningKey = Settings.parsePkcs8RsaKey(pem).fold(e => fail(e.message), identity)
+  private def parse(pem: String): SigningKey = Keys.parsePrivateKey(pem).fold(e => fail(e.message), identity)
 
   "NativeCrypto" should {
     "sign with AWS-LC on Linux x86-64 and aarch64 and give the JDK's bytes" in {
@@ -26,11 +26,25 @@ class NativeCryptoSpec extends AnyWordSpec with Matchers {
       val jdk = sign(parse(pem).privateKey, Signature.getInstance("SHA256withRSA", "SunRsaSign"))
 
       NativeCrypto.install() shouldBe None
-      NativeCrypto.rsaProvider should startWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME)
+      NativeCrypto.signatureProvider("SHA256withRSA", parse(pem).privateKey) should startWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME)
       val signature = Signature.getInstance("SHA256withRSA")
       signature.getProvider.getName shouldBe AmazonCorrettoCryptoProvider.PROVIDER_NAME
       // RSASSA-PKCS1-v1_5 is deterministic: same key, same input, same bytes.
       sign(parse(pem).privateKey, signature) shouldBe jdk
+    }
+
+    "sign ES256 and EdDSA with ACCP too, checked on the service's own signers" in {
+      assume(accpPlatform, "ACCP's native library is bundled for Linux x86-64 and aarch64")
+      NativeCrypto.install() shouldBe None
+      for (file <- List("keys/dev-rsa-2048.pem", "keys/dev-p256.pem", "keys/dev-ed25519.pem")) withClue(file) {
+        val key = Vectors.signingKey(file)
+        NativeCrypto.signatureProvider(key.algorithm.jcaSignature, key.privateKey) should startWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME)
+        val signer = new TokenSigner(key, "i", "a", 60, Vectors.metrics())
+        signer.provider should startWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME)
+      }
+      // Ed25519 is deterministic: ACCP's signature equals the JDK's (SunEC) for the same key and input.
+      val ed = Vectors.signingKey("keys/dev-ed25519.pem")
+      sign(ed.privateKey, Signature.getInstance("Ed25519")) shouldBe sign(ed.privateKey, Signature.getInstance("Ed25519", "SunEC"))
     }
   }
 }

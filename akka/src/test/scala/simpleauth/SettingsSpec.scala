@@ -17,6 +17,9 @@ class SettingsSpec extends AnyWordSpec with Matchers {
       s.issuer shouldBe "http://localhost:8080"
       s.audience shouldBe "channel-api"
       s.tokenTtlSeconds shouldBe 600
+      s.defaultClientId shouldBe "public"
+      s.keys.signing.algorithm shouldBe KeyAlgorithm.RS256
+      s.keySources shouldBe KeySources(PrivateKeySource.File(keyFile), None)
       s.database shouldBe DatabaseSettings("jdbc:postgresql://127.0.0.1:5432/auth", Some("auth"), Some("auth"), Map("sslmode" -> "prefer"))
     }
 
@@ -71,13 +74,54 @@ class SettingsSpec extends AnyWordSpec with Matchers {
       Settings.fromEnv(Map("JWT_PRIVATE_KEY" -> inline)).isRight shouldBe true
     }
 
-    "refuse a missing, PKCS#1, too small or non-RSA key" in {
+    "refuse a missing key and every invalid one, naming the variable" in {
       Settings.fromEnv(Map.empty).left.map(_.message).left.getOrElse("") should include("JWT_PRIVATE_KEY")
       Settings.fromEnv(Map("JWT_PRIVATE_KEY_FILE" -> "/nonexistent.pem")).isLeft shouldBe true
-      for (f <- List("rsa-2048-pkcs1.pem", "rsa-1024-pkcs8.pem", "ec-p256-pkcs8.pem")) {
+      for (f <- List("rsa-2048-pkcs1.pem", "rsa-1024-pkcs8.pem", "ec-p256-sec1.pem", "ec-p384-pkcs8.pem",
+             "ec-secp256k1-pkcs8.pem", "ed448-pkcs8.pem", "public-ec-p384.pem")) {
         val path = Vectors.specDir.resolve(s"keys/invalid/$f").toString
-        withClue(f)(Settings.fromEnv(Map("JWT_PRIVATE_KEY_FILE" -> path)).isLeft shouldBe true)
+        withClue(f)(Settings.fromEnv(Map("JWT_PRIVATE_KEY_FILE" -> path)).left.map(_.message).swap.getOrElse(fail()) should
+          startWith(s"JWT_PRIVATE_KEY_FILE ($path): "))
       }
+    }
+
+    "take every dev key type, by file or inline, the algorithm following the key" in {
+      for (k <- Vectors.keys) withClue(k.file) {
+        val byFile = Settings.fromEnv(Map("JWT_PRIVATE_KEY_FILE" -> Vectors.specDir.resolve(k.file).toString))
+        byFile.map(_.keys.signing.algorithm.name) shouldBe Right(k.alg)
+        val flattened = Vectors.pem(k.file).replace("\n", "\\n") // as a secrets store writes it
+        Settings.fromEnv(Map("JWT_PRIVATE_KEY" -> flattened)).map(_.keys.signing.kid) shouldBe Right(k.kid)
+      }
+    }
+
+    "read JWT_PUBLIC_KEYS_FILE and refuse one that cannot be read or holds another key type" in {
+      val bundle = Vectors.specDir.resolve("keys/dev-public-keys.pem").toString
+      Settings.fromEnv(env("JWT_PUBLIC_KEYS_FILE" -> bundle)).map(_.keys.published.size) shouldBe Right(4)
+      Settings.fromEnv(env()).map(_.keys.published) shouldBe Right(Nil)
+      Settings.fromEnv(env("JWT_PUBLIC_KEYS_FILE" -> "/nonexistent.pem")).left.map(_.message).swap.getOrElse(fail()) should
+        startWith("JWT_PUBLIC_KEYS_FILE cannot be read")
+      val p384 = Vectors.specDir.resolve("keys/invalid/public-ec-p384.pem").toString
+      Settings.fromEnv(env("JWT_PUBLIC_KEYS_FILE" -> p384)).left.map(_.message).swap.getOrElse(fail()) should
+        startWith(s"JWT_PUBLIC_KEYS_FILE ($p384): ")
+    }
+
+    "take JWT_ISSUER only as an absolute http(s) URL with a host and no query or fragment" in {
+      for (ok <- List("http://localhost:8080", "https://issuer.example", "https://issuer.example/", "https://a.example/tenant/x"))
+        withClue(ok)(Settings.fromEnv(env("JWT_ISSUER" -> ok)).map(_.issuer) shouldBe Right(ok))
+      for (bad <- List("issuer.example", "/relative", "ftp://issuer.example", "https://", "https:///path", "http://a.example/?x=1",
+             "http://a.example/?", "http://a.example/#f", "https://a.example#", "not a url", "mailto:a@b.c"))
+        withClue(bad)(Settings.fromEnv(env("JWT_ISSUER" -> bad)).left.map(_.message).swap.getOrElse(fail()) should
+          startWith("JWT_ISSUER must be"))
+    }
+
+    "take DEFAULT_CLIENT_ID by the client_id rule, public by default (set but empty included)" in {
+      Settings.fromEnv(env()).map(_.defaultClientId) shouldBe Right("public")
+      Settings.fromEnv(env("DEFAULT_CLIENT_ID" -> "")).map(_.defaultClientId) shouldBe Right("public")
+      for (ok <- List("a", "my client ~!", "x" * 128))
+        Settings.fromEnv(env("DEFAULT_CLIENT_ID" -> ok)).map(_.defaultClientId) shouldBe Right(ok)
+      for (bad <- List("x" * 129, "tab\there", "caf\u00e9", "nul\u0000"))
+        withClue(bad)(Settings.fromEnv(env("DEFAULT_CLIENT_ID" -> bad)).left.map(_.message).swap.getOrElse(fail()) should
+          startWith("DEFAULT_CLIENT_ID"))
     }
 
     "refuse non-numeric sizes and raise tiny acquire timeouts to HikariCP's floor" in {

@@ -77,7 +77,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
           status shouldBe StatusCodes.BadRequest
           responseAs[String] shouldBe InvalidGrant
         }
-      for (path <- List("/health", "/health/live", "/.well-known/jwks.json"))
+      for (path <- List("/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration"))
         Get(path) ~> addHeader(Accept(MediaRange(MediaTypes.`text/html`))) ~> routes ~> check {
           withClue(path) {
             status shouldBe StatusCodes.OK
@@ -160,6 +160,53 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
             errorCode shouldBe "invalid_request"
           }
         }
+    }
+
+    "take a client_id from JSON or form into the access token, DEFAULT_CLIENT_ID when there is none" in {
+      def clientId(request: HttpRequest): String = request ~> routes ~> check {
+        status shouldBe StatusCodes.OK
+        val access = com.nimbusds.jwt.SignedJWT.parse(bodyJson("access_token").asInstanceOf[JsString].value)
+        access.getHeader.getType.getType shouldBe "at+jwt"
+        access.getJWTClaimsSet.getStringClaim("client_id")
+      }
+      clientId(Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!","client_id":"web app ~1"}"""))) shouldBe
+        "web app ~1"
+      clientId(Post("/token", form("grant_type=password&username=john%40example.com&password=TopSecret0%21&client_id=cli%2Bx+y"))) shouldBe
+        "cli+x y"
+      clientId(Post("/token", json(s"""{"username":"john@example.com","password":"TopSecret0!","client_id":"${"c" * 128}"}"""))) shouldBe
+        "c" * 128
+      clientId(Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!"}"""))) shouldBe "public"
+      clientId(Post("/token", form("grant_type=password&username=john%40example.com&password=TopSecret0%21"))) shouldBe "public"
+    }
+
+    "refuse a client_id of the wrong type, empty, too long, with a character outside %x20-7E, or repeated in a form" in {
+      val login = "\"username\":\"john@example.com\",\"password\":\"TopSecret0!\""
+      for (value <- List("null", "1", "{}", "[]", "true", "\"\"", s"\"${"c" * 129}\"", "\"caf\u00e9\"", "\"tab\\there\"",
+             "\"del\u007f\""))
+        Post("/token", json(s"{$login,\"client_id\":$value}")) ~> routes ~> check {
+          withClue(value) {
+            status shouldBe StatusCodes.BadRequest
+            checkErrorShape()
+            errorCode shouldBe "invalid_request"
+          }
+        }
+      val formLogin = "grant_type=password&username=john%40example.com&password=TopSecret0%21"
+      for (extra <- List("&client_id=", "&client_id=a&client_id=a", s"&client_id=${"c" * 129}", "&client_id=caf%C3%A9",
+             "&client_id=new%0Aline"))
+        Post("/token", form(formLogin + extra)) ~> routes ~> check {
+          withClue(extra) {
+            status shouldBe StatusCodes.BadRequest
+            errorCode shouldBe "invalid_request"
+          }
+        }
+    }
+
+    "check client_id before the database is asked" in {
+      repo.lookups = Nil
+      Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!","client_id":""}""")) ~> routes ~> check {
+        errorCode shouldBe "invalid_request"
+      }
+      repo.lookups shouldBe Nil
     }
 
     "decode + as a space in form values" in {
@@ -278,7 +325,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
     }
 
     "answer GET and HEAD on the read-only endpoints, 405 with Allow: GET, HEAD to anything else" in {
-      for (path <- List("/health", "/health/live", "/.well-known/jwks.json")) {
+      for (path <- List("/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration")) {
         Head(path) ~> routes ~> check {
           withClue(s"HEAD $path") {
             status shouldBe StatusCodes.OK
@@ -319,14 +366,67 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
         status shouldBe StatusCodes.OK
         contentType shouldBe ContentTypes.`application/json`
         header[`Cache-Control`].map(_.value) shouldBe Some("public, max-age=300")
-        val key = Vectors.keys.find(_.file.endsWith("dev-rsa-2048.pem")).get
-        JsonParser(responseAs[String]) shouldBe JsObject("keys" -> JsArray(JsObject(
-          "kty" -> JsString("RSA"), "use" -> JsString("sig"), "alg" -> JsString("RS256"),
-          "kid" -> JsString(key.kid), "n" -> JsString(key.n), "e" -> JsString("AQAB"))))
+        val key = Vectors.key("rsa-2048")
+        JsonParser(responseAs[String]) shouldBe JsObject("keys" -> JsArray(key.jwk))
+        val n = key.jwk.fields("n").asInstanceOf[JsString].value
         // The contract's bytes, member order included.
         responseAs[String] shouldBe
-          s"""{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"${key.kid}","n":"${key.n}","e":"AQAB"}]}"""
+          s"""{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"${key.kid}","n":"$n","e":"AQAB"}]}"""
       }
+    }
+  }
+
+  "GET /.well-known/openid-configuration" should {
+    "serve the discovery document with the contract's members" in {
+      Get("/.well-known/openid-configuration") ~> routes ~> check {
+        status shouldBe StatusCodes.OK
+        contentType shouldBe ContentTypes.`application/json`
+        header[`Cache-Control`].map(_.value) shouldBe Some("public, max-age=300")
+        def strings(values: String*) = JsArray(values.map(JsString(_)).toVector)
+        bodyJson shouldBe Map(
+          "issuer" -> JsString("http://localhost:8080"),
+          "token_endpoint" -> JsString("http://localhost:8080/token"),
+          "jwks_uri" -> JsString("http://localhost:8080/.well-known/jwks.json"),
+          "grant_types_supported" -> strings("password"),
+          "response_types_supported" -> JsArray(),
+          "subject_types_supported" -> strings("public"),
+          "id_token_signing_alg_values_supported" -> strings("RS256"),
+          "token_endpoint_auth_methods_supported" -> strings("none"),
+          "claims_supported" -> strings("iss", "aud", "sub", "iat", "exp", "sid", "jti", "client_id", "name",
+            "preferred_username", "email", "at_hash")
+        )
+      }
+    }
+
+    "join an issuer that ends in / without doubling it, the issuer verbatim" in {
+      val doc = OpenIdConfiguration.from("https://issuer.example/base/", KeyAlgorithm.ES256)
+      (doc.issuer, doc.token_endpoint, doc.jwks_uri) shouldBe
+        ("https://issuer.example/base/", "https://issuer.example/base/token", "https://issuer.example/base/.well-known/jwks.json")
+    }
+  }
+
+  "a key reload" should {
+    "change what the JWKS, the discovery document and new tokens say, and nothing else" in {
+      val metrics = Vectors.metrics()
+      var next: Either[SettingsError, KeySet] = Left(SettingsError("bad key"))
+      val ring = new KeyRing(Vectors.keySet(metrics), () => next, metrics)
+      val reloading = TestRoutes(repo, metrics, Some(ring))
+      def alg(path: String) = Get(path) ~> reloading ~> check { responseAs[String] }
+      def tokenHeader() =
+        Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!"}""")) ~> reloading ~> check {
+          status shouldBe StatusCodes.OK
+          com.nimbusds.jwt.SignedJWT.parse(bodyJson("access_token").asInstanceOf[JsString].value).getHeader
+        }
+      tokenHeader().getAlgorithm.getName shouldBe "RS256"
+      ring.reload().isLeft shouldBe true
+      alg("/.well-known/openid-configuration") should include(""""id_token_signing_alg_values_supported":["RS256"]""")
+      val ed = Vectors.signingKey("keys/dev-ed25519.pem")
+      next = Right(Vectors.keySet(metrics, ed))
+      ring.reload().isRight shouldBe true
+      alg("/.well-known/openid-configuration") should include(""""id_token_signing_alg_values_supported":["EdDSA"]""")
+      alg("/.well-known/jwks.json") should include(s""""kid":"${ed.kid}"""")
+      val header = tokenHeader()
+      (header.getAlgorithm.getName, header.getKeyID) shouldBe ("EdDSA", ed.kid)
     }
   }
 

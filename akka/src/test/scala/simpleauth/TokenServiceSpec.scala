@@ -1,6 +1,5 @@
 package simpleauth
 
-import com.nimbusds.jose.crypto.RSASSAVerifier
 import com.nimbusds.jwt.SignedJWT
 import java.sql.SQLTransientConnectionException
 import java.util.UUID
@@ -25,7 +24,7 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
   private val metrics = Vectors.metrics()
   private val passwords = new PasswordVerifier(metrics)
   private val unusable = new UnusableHashLog(log = new LogCapture("token-service").logger)
-  private val service = new TokenService(Users, passwords, TestRoutes.signer(metrics), unusable, ExecutionContext.global)
+  private val service = new TokenService(Users, passwords, TestRoutes.keys(metrics), unusable, ExecutionContext.global, "default-client")
 
   private def login(username: String, password: String): Option[TokenPair] =
     Await.result(service.login(TokenRequest(username, password)), 10.seconds)
@@ -35,8 +34,14 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       val pair = login("john@example.com", "TopSecret0!").getOrElse(fail("no token pair"))
       pair.expiresIn shouldBe 600
       val id = SignedJWT.parse(pair.idToken)
-      id.verify(new RSASSAVerifier(Vectors.devKey.publicKey)) shouldBe true
+      Vectors.verifies(pair.idToken, Vectors.devKey) shouldBe true
       id.getJWTClaimsSet.getSubject shouldBe john.id.toString
+      SignedJWT.parse(pair.accessToken).getJWTClaimsSet.getStringClaim("client_id") shouldBe "default-client"
+    }
+
+    "put the request's client_id in the access token" in {
+      val pair = Await.result(service.login(TokenRequest("john@example.com", "TopSecret0!", Some("cli"))), 10.seconds).get
+      SignedJWT.parse(pair.accessToken).getJWTClaimsSet.getStringClaim("client_id") shouldBe "cli"
     }
 
     "refuse a wrong password, an unknown user and an unusable hash alike, each after argon2id-sized work" in {

@@ -29,25 +29,64 @@ object Vectors {
       )
     }
 
-  final case class KeyVector(file: String, kid: String, n: String, e: String)
+  /** A signing key of vectors.json: its type, file, algorithm, at_hash digest, kid and public JWK. */
+  final case class KeyVector(keyType: String, file: String, alg: String, atHashDigest: String, kid: String, jwk: JsObject)
+
+  private def str(m: Map[String, JsValue], k: String) = m(k).asInstanceOf[JsString].value
 
   lazy val keys: Vector[KeyVector] =
     json.fields("keys").asInstanceOf[JsArray].elements.map { v =>
       val f = v.asJsObject.fields
-      val jwk = f("jwk").asJsObject.fields
-      def s(m: Map[String, JsValue], k: String) = m(k).asInstanceOf[JsString].value
-      KeyVector(s(f, "file"), s(f, "kid"), s(jwk, "n"), s(jwk, "e"))
+      KeyVector(str(f, "type"), str(f, "file"), str(f, "alg"), str(f, "at_hash_digest"), str(f, "kid"), f("jwk").asJsObject)
     }
 
-  lazy val atHashes: Vector[(String, String)] =
+  def key(keyType: String): KeyVector = keys.find(_.keyType == keyType).getOrElse(sys.error(s"no key $keyType"))
+
+  /** `public_key_bundle`: the bundle file, the signing key it is published with, and the JWKS to expect. */
+  lazy val publicKeyBundle: (String, String, JsObject) = {
+    val f = json.fields("public_key_bundle").asJsObject.fields
+    (str(f, "file"), str(f, "signing_key"), f("jwks").asJsObject)
+  }
+
+  /** (alg, access token, at_hash). */
+  lazy val atHashes: Vector[(String, String, String)] =
     json.fields("at_hash").asInstanceOf[JsArray].elements.map { v =>
       val f = v.asJsObject.fields
-      (f("access_token").asInstanceOf[JsString].value, f("at_hash").asInstanceOf[JsString].value)
+      (str(f, "alg"), str(f, "access_token"), str(f, "at_hash"))
     }
 
   def pem(relative: String): String =
     new String(Files.readAllBytes(specDir.resolve(relative)), StandardCharsets.US_ASCII)
 
-  lazy val devKey: SigningKey =
-    Settings.parsePkcs8RsaKey(pem("keys/dev-rsa-2048.pem")).fold(e => sys.error(e.message), identity)
+  def signingKey(relative: String): SigningKey =
+    Keys.parsePrivateKey(pem(relative)).fold(e => sys.error(s"$relative: ${e.message}"), identity)
+
+  lazy val devKey: SigningKey = signingKey("keys/dev-rsa-2048.pem")
+
+  /** A key set of `key` alone, with the contract's test settings. */
+  def keySet(metrics: Metrics, key: SigningKey = devKey, published: List[com.nimbusds.jose.jwk.JWK] = Nil): KeySet =
+    KeySet.from(KeyMaterial(key, published), KeySet.TokenSettings("http://localhost:8080", "channel-api", 600), metrics)
+
+  /**
+   * Whether `token`'s signature verifies with `key`'s public JWK, by a verifier independent of the signer:
+   * Nimbus' RSA and ECDSA verifiers (the ECDSA one takes the 64-byte R||S form only), the JDK's SunEC for Ed25519.
+   */
+  def verifies(token: String, key: SigningKey): Boolean = {
+    import com.nimbusds.jose.crypto.{ECDSAVerifier, RSASSAVerifier}
+    import com.nimbusds.jose.jwk.{ECKey, OctetKeyPair, RSAKey}
+    val jwt = com.nimbusds.jwt.SignedJWT.parse(token)
+    key.publicJwk match {
+      case rsa: RSAKey => jwt.verify(new RSASSAVerifier(rsa))
+      case ec: ECKey   => jwt.verify(new ECDSAVerifier(ec))
+      case okp: OctetKeyPair =>
+        val spkiPrefix = java.util.HexFormat.of().parseHex("302a300506032b6570032100")
+        val pub = java.security.KeyFactory.getInstance("Ed25519", "SunEC")
+          .generatePublic(new java.security.spec.X509EncodedKeySpec(spkiPrefix ++ okp.getX.decode()))
+        val signature = java.security.Signature.getInstance("Ed25519", "SunEC")
+        signature.initVerify(pub)
+        signature.update(jwt.getSigningInput)
+        signature.verify(jwt.getSignature.decode())
+      case other => sys.error(s"unexpected ${other.getKeyType}")
+    }
+  }
 }

@@ -6,7 +6,8 @@ import spray.json.{JsNumber, JsObject, JsString}
 
 /**
  * The stack's own signing ceiling: how many token pairs (what POST /token signs) the service's
- * `TokenSigner` mints per second on one thread, with the service's settings, crypto provider and key.
+ * `TokenSigner` mints per second on one thread, with the service's settings, crypto provider and key (of any
+ * of the three types: RS256, ES256, EdDSA); `provider` is the JCA provider that signer uses.
  * The benchmark compares this with `openssl speed` to tell the stack's signing cost from OpenSSL's.
  *
  * No port, no database, no actor system: settings are read and validated as at start-up (so
@@ -28,6 +29,9 @@ object SignBench {
     "john@example.com",
     "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE="
   )
+
+  /** The access token's `client_id`: the contract's default. */
+  val SampleClientId = "public"
 
   private val Usage =
     "usage: simpleauth.SignBench <seconds>  (the timed duration: a positive number, e.g. 5 or 0.5)"
@@ -70,7 +74,7 @@ object SignBench {
     val warmupStart = System.nanoTime()
     var warmupChars = 0L
     while (System.nanoTime() - warmupStart < warmupNanos) {
-      val pair = signer.issue(user)
+      val pair = signer.issue(user, SampleClientId)
       warmupChars += pair.accessToken.length + pair.idToken.length
     }
 
@@ -82,7 +86,7 @@ object SignBench {
     val start = System.nanoTime()
     var elapsed = 0L
     while ({
-      last = signer.issue(user)
+      last = signer.issue(user, SampleClientId)
       chars += last.accessToken.length + last.idToken.length
       pairs += 1
       elapsed = System.nanoTime() - start
@@ -107,17 +111,17 @@ object SignBench {
     // Exactly the service's start-up: provider first, then settings and key, then the signer.
     val nativeCryptoUnavailable = NativeCrypto.install()
     val settings = Settings.fromEnv().fold(App.refuseToStart, identity)
-    nativeCryptoUnavailable.foreach(why =>
-      System.err.println(s"simple-auth-akka signbench: native crypto provider unavailable, signing with the JDK's RSA: $why"))
     // The service's signer records every pair in its signing histogram; so does this one (same work).
-    val signer = new TokenSigner(settings.key, settings.issuer, settings.audience, settings.tokenTtlSeconds, Metrics())
+    val signer = KeySet.build(settings.keys, KeySet.TokenSettings.from(settings), Metrics()).fold(App.refuseToStart, identity).signer
+    nativeCryptoUnavailable.foreach(why =>
+      System.err.println(s"simple-auth-akka signbench: native crypto provider unavailable, signing with ${signer.provider}: $why"))
 
     if (!ManagementFactory.getThreadMXBean.isCurrentThreadCpuTimeSupported) {
       System.err.println("simple-auth-akka signbench: this JVM cannot measure thread CPU time")
       sys.exit(1)
     }
     val result = measure(signer, SampleUser, WarmupSeconds, seconds)
-    println(result.jsonLine(NativeCrypto.rsaProvider))
+    println(result.jsonLine(signer.provider))
     System.out.flush()
   }
 }

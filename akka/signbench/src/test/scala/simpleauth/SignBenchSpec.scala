@@ -1,6 +1,5 @@
 package simpleauth
 
-import com.nimbusds.jose.crypto.RSASSAVerifier
 import com.nimbusds.jwt.SignedJWT
 import org.scalatest.matchers.should.Matchers
 import org.scalatest.wordspec.AnyWordSpec
@@ -19,17 +18,26 @@ class SignBenchSpec extends AnyWordSpec with Matchers {
       r.threadCpuSeconds should be <= r.seconds + 0.05 // one thread cannot use more CPU than wall time
       r.tokenChars should be > 0L
 
-      val verifier = new RSASSAVerifier(Vectors.devKey.publicKey)
-      val access = SignedJWT.parse(r.lastPair.accessToken)
+      Vectors.verifies(r.lastPair.accessToken, Vectors.devKey) shouldBe true
+      Vectors.verifies(r.lastPair.idToken, Vectors.devKey) shouldBe true
       val id = SignedJWT.parse(r.lastPair.idToken)
-      access.verify(verifier) shouldBe true
-      id.verify(verifier) shouldBe true
       id.getJWTClaimsSet.getSubject shouldBe SignBench.SampleUser.id.toString
-      id.getJWTClaimsSet.getClaim("at_hash") shouldBe TokenSigner.atHash(r.lastPair.accessToken)
+      id.getJWTClaimsSet.getClaim("at_hash") shouldBe TokenSigner.atHash(r.lastPair.accessToken, KeyAlgorithm.RS256)
+    }
+
+    "measure the service's signer with every key type" in {
+      for (k <- Vectors.keys.filter(_.keyType != "rsa-4096")) withClue(k.file) {
+        val key = Vectors.signingKey(k.file)
+        val s = Vectors.keySet(Vectors.metrics(), key).signer
+        val r = SignBench.measure(s, SignBench.SampleUser, warmupSeconds = 0.01, seconds = 0.05)
+        r.tokenPairs should be > 0L
+        Vectors.verifies(r.lastPair.idToken, key) shouldBe true
+        SignedJWT.parse(r.lastPair.idToken).getHeader.getAlgorithm.getName shouldBe k.alg
+      }
     }
 
     "report one JSON line with the four fields" in {
-      val pair = signer.issue(SignBench.SampleUser)
+      val pair = signer.issue(SignBench.SampleUser, SignBench.SampleClientId)
       val line = SignBench.Result(1234, 3.0005, 2.9, 42, pair).jsonLine("AmazonCorrettoCryptoProvider 2.5.0")
       line should not include "\n"
       JsonParser(line).asJsObject.fields shouldBe Map(
