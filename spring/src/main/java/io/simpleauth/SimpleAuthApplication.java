@@ -5,8 +5,9 @@ import java.util.function.Supplier;
 import io.simpleauth.config.NativeCrypto;
 import io.simpleauth.config.Settings;
 import io.simpleauth.config.SettingsException;
-import io.simpleauth.token.SigningKey;
+import io.simpleauth.token.KeySet;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 import org.springframework.boot.Banner;
 import org.springframework.boot.SpringApplication;
@@ -22,19 +23,24 @@ public class SimpleAuthApplication {
 		if (Boolean.getBoolean("spring.aot.processing")) {
 			// `mvn package` runs Spring's AOT processing (process-aot), which calls this method only to learn the
 			// bean graph and stops before anything starts. There is no environment at build time and none is
-			// needed: the settings and the key are singletons registered at run time by `registering`, not bean
+			// needed: the settings and the key set are singletons registered at run time by `registering`, not bean
 			// definitions, so nothing of them is fixed into the generated code.
 			SpringApplication.run(SimpleAuthApplication.class, args);
 			return;
 		}
 		Settings settings = settingsOrExit();
-		SigningKey key = signingKeyOrExit(settings);
+		KeySet keys = keysOrExit(settings);
 		exitZeroOnTermination();
+		// SIGHUP would stop the JVM; until KeyReloadSignal takes it over (when the context starts), it does nothing. A
+		// Java handler, not SIG_IGN: the JVM keeps an ignored shutdown signal ignored (nohup), so no handler could
+		// take it over later.
+		handle("HUP", signal -> {
+		});
 		SpringApplication app = new SpringApplication(SimpleAuthApplication.class);
 		app.setBannerMode(Banner.Mode.OFF);
 		app.setLogStartupInfo(false);
 		app.setDefaultProperties(settings.springProperties());
-		app.addInitializers(registering(settings, key));
+		app.addInitializers(registering(settings, keys));
 		try {
 			app.run(args);
 		}
@@ -56,9 +62,9 @@ public class SimpleAuthApplication {
 		return orExit(() -> Settings.fromEnvironment(System.getenv()));
 	}
 
-	/** The signing key the settings name, or exit 2 with one line saying why not. */
-	public static SigningKey signingKeyOrExit(Settings settings) {
-		return orExit(() -> SigningKey.fromPem(settings.signingKeyPem()));
+	/** The keys the settings name (signing key, JWT_PUBLIC_KEYS_FILE), or exit 2 with one line saying why not. */
+	public static KeySet keysOrExit(Settings settings) {
+		return orExit(() -> KeySet.load(settings));
 	}
 
 	private static <T> T orExit(Supplier<T> step) {
@@ -72,12 +78,15 @@ public class SimpleAuthApplication {
 		}
 	}
 
-	/** Makes the validated settings and the parsed key available as typed beans. */
+	/**
+	 * Makes the validated settings and the key set read at start available as typed beans (SigningKeys holds the keys
+	 * in service from then on).
+	 */
 	public static ApplicationContextInitializer<ConfigurableApplicationContext> registering(Settings settings,
-			SigningKey key) {
+			KeySet keys) {
 		return context -> {
 			context.getBeanFactory().registerSingleton("settings", settings);
-			context.getBeanFactory().registerSingleton("signingKey", key);
+			context.getBeanFactory().registerSingleton("initialKeySet", keys);
 		};
 	}
 
@@ -88,12 +97,16 @@ public class SimpleAuthApplication {
 	 */
 	private static void exitZeroOnTermination() {
 		for (String name : new String[] { "TERM", "INT" }) {
-			try {
-				Signal.handle(new Signal(name), signal -> System.exit(0));
-			}
-			catch (IllegalArgumentException ex) {
-				// Signal not available on this platform or reserved by the JVM: keep the default.
-			}
+			handle(name, signal -> System.exit(0));
+		}
+	}
+
+	private static void handle(String name, SignalHandler handler) {
+		try {
+			Signal.handle(new Signal(name), handler);
+		}
+		catch (IllegalArgumentException ex) {
+			// Signal not available on this platform or reserved by the JVM: keep the default.
 		}
 	}
 

@@ -2,7 +2,8 @@ package io.simpleauth;
 
 import io.simpleauth.config.NativeCrypto;
 import io.simpleauth.config.Settings;
-import io.simpleauth.token.SigningKey;
+import io.simpleauth.token.KeySet;
+import io.simpleauth.token.SigningKeys;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,7 +13,7 @@ import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ApplicationListener;
 import org.springframework.stereotype.Component;
 
-/** The service's one start-up line: stack, version, address, pool size, kid, issuer. */
+/** The service's one start-up line: stack, version, address, pool size, kid, alg, issuer, signing provider. */
 @Component
 class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 
@@ -20,25 +21,28 @@ class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 
 	private final Settings settings;
 
-	private final SigningKey key;
+	private final SigningKeys keys;
 
-	StartupLog(Settings settings, SigningKey key) {
+	StartupLog(Settings settings, SigningKeys keys) {
 		this.settings = settings;
-		this.key = key;
+		this.keys = keys;
 	}
 
 	@Override
 	public void onApplicationEvent(ApplicationReadyEvent event) {
 		int port = event.getApplicationContext() instanceof WebServerApplicationContext web
 				? web.getWebServer().getPort() : this.settings.port();
-		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} pool_size={} kid={} issuer={} rsa={}",
-				SimpleAuthApplication.version(), SpringBootVersion.getVersion(), Runtime.version().feature(),
-				this.settings.host(), port, this.settings.poolSize(), this.key.kid(),
-				this.settings.issuer(), NativeCrypto.rsaProvider());
-		String jdkSigning = NativeCrypto.jdkSigningReason();
+		KeySet keys = this.keys.current();
+		String signature = keys.algorithm().jcaSignature();
+		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} pool_size={} kid={} alg={} "
+				+ "published_keys={} issuer={} provider={}", SimpleAuthApplication.version(), SpringBootVersion.getVersion(),
+				Runtime.version().feature(), this.settings.host(), port, this.settings.poolSize(), keys.kid(),
+				keys.algorithm(), keys.published().size(), this.settings.issuer(),
+				NativeCrypto.signatureProvider(signature));
+		String jdkSigning = NativeCrypto.jdkSigningReason(signature);
 		if (jdkSigning != null) {
-			log.warn("RSA signing uses the JDK's provider ({}), not Amazon Corretto Crypto Provider (native, about 3x faster): {}",
-					NativeCrypto.rsaProvider(), jdkSigning);
+			log.warn("{} signing uses the JDK's provider ({}), not Amazon Corretto Crypto Provider (native, 3x to 60x faster): {}",
+					keys.algorithm(), NativeCrypto.signatureProvider(signature), jdkSigning);
 		}
 	}
 

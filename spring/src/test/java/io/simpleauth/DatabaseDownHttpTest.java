@@ -35,7 +35,7 @@ class DatabaseDownHttpTest {
 		public void initialize(ConfigurableApplicationContext context) {
 			Settings settings = Vectors.settings(
 					Map.of("DATABASE_URL", "postgres://auth:auth@127.0.0.1:1/auth", "DB_ACQUIRE_TIMEOUT_MS", "300"));
-			SimpleAuthApplication.registering(settings, Vectors.signingKey(settings)).initialize(context);
+			SimpleAuthApplication.registering(settings, Vectors.keySet(settings)).initialize(context);
 		}
 
 	}

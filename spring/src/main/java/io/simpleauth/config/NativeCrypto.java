@@ -8,10 +8,12 @@ import com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider;
 
 /**
  * Puts Amazon Corretto Crypto Provider (AWS-LC, native) first in the JCA provider list, so that the two
- * RS256 signatures every token request needs run at OpenSSL speed rather than the JDK's (about 1,700
- * against 600 RSA-2048 signatures per second per core measured here). akka, zio and Spring make the same
- * choice. Must run before the signing key is parsed: a key made by ACCP's {@code KeyFactory} stays a native
- * key, so signing does not convert it on every call.
+ * signatures every token request needs run at AWS-LC speed rather than the JDK's: about 1,700 against 600
+ * RSA-2048 signatures per second per core measured here, and ACCP 2.5 also has {@code SHA256withECDSA} (ES256) and
+ * {@code Ed25519} (EdDSA), each an order of magnitude faster than SunEC. akka, zio and Spring make the same
+ * choice. Must run before the signing key is parsed: an RSA or EC key made by ACCP's {@code KeyFactory} stays a
+ * native key, so signing does not convert it on every call (ACCP registers no Ed25519 KeyFactory by default; its
+ * Ed25519 signature takes the JDK's key).
  *
  * <p>
  * Its native library ships per platform; the build takes the jar for its own architecture (linux-x86_64 or
@@ -46,28 +48,36 @@ public final class NativeCrypto {
 	}
 
 	/**
-	 * Why RS256 is not signed by ACCP, or null when it is: the reason {@link #install} gave, or that another provider
-	 * comes first for SHA256withRSA all the same.
+	 * Why {@code jcaSignature} (SHA256withRSA, SHA256withECDSA, Ed25519) is not signed by ACCP, or null when it is: the
+	 * reason {@link #install} gave, or the provider that comes first for it all the same.
 	 */
-	public static String jdkSigningReason() {
+	public static String jdkSigningReason(String jcaSignature) {
 		String why = unavailable;
 		if (why != null) {
 			return why;
 		}
-		String provider = rsaProvider();
+		String provider = signatureProvider(jcaSignature);
 		return provider.startsWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME + " ") ? null
-				: provider + " comes first for SHA256withRSA";
+				: provider + " comes first for " + jcaSignature;
 	}
 
-	/** The provider RS256 signing actually uses, for the start-up line: "AmazonCorrettoCryptoProvider 2.5.0". */
-	public static String rsaProvider() {
+	/**
+	 * The provider a {@code Signature.getInstance(jcaSignature)} gets — the one the service's signers use — for the
+	 * start-up line and signbench: "AmazonCorrettoCryptoProvider 2.5.0".
+	 */
+	public static String signatureProvider(String jcaSignature) {
 		try {
-			Provider provider = Signature.getInstance("SHA256withRSA").getProvider();
+			Provider provider = Signature.getInstance(jcaSignature).getProvider();
 			return provider.getName() + " " + provider.getVersionStr();
 		}
 		catch (NoSuchAlgorithmException ex) {
 			return "none";
 		}
+	}
+
+	/** The provider RS256 signing uses. */
+	public static String rsaProvider() {
+		return signatureProvider("SHA256withRSA");
 	}
 
 }

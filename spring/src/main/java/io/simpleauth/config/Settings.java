@@ -1,6 +1,8 @@
 package io.simpleauth.config;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.BindException;
@@ -37,7 +40,8 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		@Name("jwt-audience") @DefaultValue("channel-api") String audience,
 		@Name("token-ttl-seconds") @DefaultValue("600") long tokenTtlSeconds,
 		@Name("log-level") @DefaultValue("info") LogLevel logLevel, @Name("jwt-private-key-file") String privateKeyFile,
-		@Name("jwt-private-key") String privateKey) {
+		@Name("jwt-private-key") String privateKey, @Name("jwt-public-keys-file") String publicKeysFile,
+		@Name("default-client-id") @DefaultValue("public") String defaultClientId) {
 
 	public static final String DEFAULT_DATABASE_URL = "postgres://auth:auth@127.0.0.1:5432/auth";
 
@@ -76,7 +80,32 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		within("db-pool-size", settings.poolSize);
 		within("db-acquire-timeout-ms", settings.acquireTimeoutMs);
 		within("token-ttl-seconds", settings.tokenTtlSeconds);
+		checkIssuer(settings.issuer);
+		if (!ClientId.isValid(settings.defaultClientId)) {
+			throw new SettingsException("DEFAULT_CLIENT_ID must be " + ClientId.RULE + " (got "
+					+ settings.defaultClientId.length() + " characters)");
+		}
 		return settings;
+	}
+
+	/**
+	 * JWT_ISSUER is {@code iss} and the base of the discovery document's URLs: an absolute http or https URL with a host
+	 * and no query or fragment (spec/README §5).
+	 */
+	private static void checkIssuer(String issuer) {
+		URI uri;
+		try {
+			uri = new URI(issuer);
+		}
+		catch (URISyntaxException ex) {
+			uri = null;
+		}
+		boolean http = uri != null && uri.getScheme() != null
+				&& ("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()));
+		if (!http || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
+			throw new SettingsException("JWT_ISSUER must be an absolute http or https URL with a host and no query or "
+					+ "fragment (got '" + issuer.replaceAll("\\p{Cntrl}", "?") + "')");
+		}
 	}
 
 	/** A value the Binder could not convert: DATABASE_URL's own refusal, or the variable named with what it takes. */
@@ -119,6 +148,23 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 	}
 
 	/**
+	 * The PEM bundle of {@code JWT_PUBLIC_KEYS_FILE}, or null when it is not set. Read as ISO-8859-1, so that text outside
+	 * the blocks (which is ignored) can be anything.
+	 */
+	public String publicKeysPem() {
+		if (this.publicKeysFile == null) {
+			return null;
+		}
+		try {
+			return Files.readString(Path.of(this.publicKeysFile), StandardCharsets.ISO_8859_1);
+		}
+		catch (IOException | RuntimeException ex) {
+			throw new SettingsException("JWT_PUBLIC_KEYS_FILE cannot be read: " + this.publicKeysFile + " ("
+					+ ex.getClass().getSimpleName() + ")");
+		}
+	}
+
+	/**
 	 * The Spring properties these settings imply. Spring's own start-up chatter is kept at WARN so that at
 	 * LOG_LEVEL=info the service's one start-up line is the only info line.
 	 */
@@ -146,7 +192,8 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 	@Override
 	public String toString() {
 		return "Settings[host=" + this.host + ", port=" + this.port + ", database=" + this.database + ", poolSize="
-				+ this.poolSize + ", issuer=" + this.issuer + ", audience=" + this.audience + "]";
+				+ this.poolSize + ", issuer=" + this.issuer + ", audience=" + this.audience + ", defaultClientId="
+				+ this.defaultClientId + "]";
 	}
 
 	private static void within(String property, long value) {

@@ -68,6 +68,10 @@ public class Metrics {
 
 	private final Counter[][] passwordChecks = new Counter[Scheme.values().length][Result.values().length];
 
+	private final Counter keyReloadSuccesses;
+
+	private final Counter keyReloadFailures;
+
 	public Metrics(MeterRegistry registry) {
 		this.registry = registry;
 		this.requestDuration = histogram(registry, "simpleauth.token.request.duration",
@@ -85,6 +89,8 @@ public class Metrics {
 				}
 			}
 		}
+		this.keyReloadSuccesses = keyReloads(registry, "success");
+		this.keyReloadFailures = keyReloads(registry, "failure");
 	}
 
 	/**
@@ -116,6 +122,18 @@ public class Metrics {
 	/** One token pair signed. */
 	public void tokenPairSigned(long nanos) {
 		this.signingDuration.record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	/** One SIGHUP reload of the keys: the new keys are in service ({@code success}) or the old ones stay ({@code failure}). */
+	public void keyReload(boolean success) {
+		(success ? this.keyReloadSuccesses : this.keyReloadFailures).increment();
+	}
+
+	private static Counter keyReloads(MeterRegistry registry, String result) {
+		return Counter.builder("simpleauth.key.reloads")
+			.description("SIGHUP reloads of the signing key and JWT_PUBLIC_KEYS_FILE by result")
+			.tag("result", result)
+			.register(registry);
 	}
 
 	private Counter tokenRequests(int status, String error) {

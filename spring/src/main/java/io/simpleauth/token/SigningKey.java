@@ -1,42 +1,63 @@
 package io.simpleauth.token;
 
-import java.math.BigInteger;
+import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
-import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.security.interfaces.ECPrivateKey;
+import java.security.interfaces.ECPublicKey;
+import java.security.interfaces.EdECPrivateKey;
 import java.security.interfaces.RSAPrivateCrtKey;
+import java.security.interfaces.RSAPrivateKey;
 import java.security.interfaces.RSAPublicKey;
-import java.security.spec.InvalidKeySpecException;
+import java.security.spec.ECPoint;
+import java.security.spec.ECPublicKeySpec;
 import java.security.spec.RSAPublicKeySpec;
-import java.util.LinkedHashMap;
+import java.security.spec.X509EncodedKeySpec;
+import java.util.HexFormat;
 import java.util.Map;
 
-import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.JWK;
+import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.KeyUse;
 import com.nimbusds.jose.jwk.RSAKey;
-import com.nimbusds.jose.util.Base64URL;
+import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
 import io.simpleauth.config.SettingsException;
+import org.bouncycastle.asn1.x9.X9ECParameters;
+import org.bouncycastle.crypto.ec.CustomNamedCurves;
+import org.bouncycastle.crypto.params.Ed25519PrivateKeyParameters;
+import org.bouncycastle.math.ec.FixedPointCombMultiplier;
 
 import org.springframework.boot.ssl.pem.PemContent;
+import org.springframework.security.oauth2.jwt.JwtEncoder;
+import org.springframework.security.oauth2.jwt.NimbusJwtEncoder;
 
 /**
- * The one RSA key the service signs with, parsed once at start. {@code kid} is the RFC 7638 JWK
- * thumbprint of the public key, so every stack given the same key names it the same.
+ * The private key the service signs with and its public half. The key's type decides the algorithm (spec/README §2):
+ * RSA of at least 2048 bits → RS256, EC P-256 → ES256, Ed25519 → EdDSA; any other key is refused with a clear reason.
  */
-public record SigningKey(RSAPrivateCrtKey privateKey, RSAPublicKey publicKey, String kid) {
+public record SigningKey(PrivateKey privateKey, VerificationKey verificationKey) {
 
-	public static final int MIN_BITS = 2048;
+	/** An Ed25519 SubjectPublicKeyInfo up to the 32 key bytes (RFC 8410 §4). */
+	private static final byte[] ED25519_SPKI_PREFIX = HexFormat.of().parseHex("302a300506032b6570032100");
 
 	/**
-	 * Parses a PKCS#8 PEM with Spring Boot's {@link PemContent}; PKCS#1, encrypted, non-RSA and short keys are refused
-	 * with a clear reason. The key comes from the first JCA provider's KeyFactory (ACCP once installed), so it stays a
-	 * native key for signing.
+	 * Parses a PKCS#8 PEM with Spring Boot's {@link PemContent}; PKCS#1, SEC 1, encrypted keys and keys of a type the
+	 * contract does not accept are refused with a clear reason. RSA and EC keys come from the first JCA provider's
+	 * KeyFactory (ACCP once installed), so they stay native keys for signing; an Ed25519 key is the JDK's (ACCP
+	 * registers no KeyFactory for it by default) and ACCP's Ed25519 signature takes it as it is.
 	 */
 	public static SigningKey fromPem(String pem) {
-		// PemContent reads PKCS#1 too; the contract accepts PKCS#8 only.
+		// PemContent reads PKCS#1 and SEC 1 too; the contract accepts PKCS#8 only.
 		if (pem.contains("-----BEGIN RSA PRIVATE KEY-----")) {
 			throw new SettingsException("JWT private key is PKCS#1 (BEGIN RSA PRIVATE KEY), which is refused; "
+					+ "convert it to PKCS#8 with: openssl pkcs8 -topk8 -nocrypt -in key.pem -out key-pkcs8.pem");
+		}
+		if (pem.contains("-----BEGIN EC PRIVATE KEY-----")) {
+			throw new SettingsException("JWT private key is SEC 1 (BEGIN EC PRIVATE KEY), which is refused; "
 					+ "convert it to PKCS#8 with: openssl pkcs8 -topk8 -nocrypt -in key.pem -out key-pkcs8.pem");
 		}
 		if (pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")) {
@@ -53,68 +74,116 @@ public record SigningKey(RSAPrivateCrtKey privateKey, RSAPublicKey publicKey, St
 			key = null;
 		}
 		if (key == null) {
-			throw new SettingsException("JWT private key is not a valid PKCS#8 key");
+			throw new SettingsException("JWT private key is not a valid PKCS#8 key of an accepted type ("
+					+ VerificationKey.ACCEPTED + ")");
 		}
-		if (!(key instanceof RSAPrivateCrtKey privateKey)) {
-			String what = "EC".equals(key.getAlgorithm()) ? "an EC key" : "not an RSA key (" + key.getAlgorithm() + ")";
-			throw new SettingsException("JWT private key is " + what + "; only RSA keys are accepted for RS256");
+		try {
+			return new SigningKey(key, VerificationKey.of(publicKeyOf(key)));
 		}
-		int bits = privateKey.getModulus().bitLength();
-		if (bits < MIN_BITS) {
-			throw new SettingsException(
-					"JWT private key is RSA " + bits + " bits; at least " + MIN_BITS + " bits are required");
+		catch (VerificationKey.KeyTypeException ex) {
+			throw new SettingsException("JWT private key is " + ex.getMessage());
 		}
-		return fromPrivateKey(privateKey);
 	}
 
-	static SigningKey fromPrivateKey(RSAPrivateCrtKey privateKey) {
+	/** The public half, derived from the private key (checked to be of an accepted type first). */
+	private static PublicKey publicKeyOf(PrivateKey key) {
 		try {
-			RSAPublicKey publicKey = (RSAPublicKey) KeyFactory.getInstance("RSA")
-				.generatePublic(new RSAPublicKeySpec(privateKey.getModulus(), privateKey.getPublicExponent()));
-			String kid = new RSAKey.Builder(publicKey).build().computeThumbprint("SHA-256").toString();
-			return new SigningKey(privateKey, publicKey, kid);
+			if (key instanceof RSAPrivateCrtKey rsa) {
+				return KeyFactory.getInstance("RSA")
+					.generatePublic(new RSAPublicKeySpec(rsa.getModulus(), rsa.getPublicExponent()));
+			}
+			if (key instanceof RSAPrivateKey) {
+				throw new VerificationKey.KeyTypeException("an RSA key without its CRT parameters; its public key cannot be derived");
+			}
+			if (key instanceof ECPrivateKey ec) {
+				Curve curve = Curve.forECParameterSpec(ec.getParams());
+				if (!Curve.P_256.equals(curve)) {
+					throw new VerificationKey.KeyTypeException(
+							"an EC key on " + (curve != null ? curve.getName() : "an unnamed curve") + " ("
+									+ VerificationKey.ACCEPTED + ")");
+				}
+				// Q = d·G on P-256, with Bouncy Castle's curve arithmetic (the JCA has no API for it).
+				X9ECParameters p256 = CustomNamedCurves.getByName("P-256");
+				var q = new FixedPointCombMultiplier().multiply(p256.getG(), ec.getS()).normalize();
+				ECPoint point = new ECPoint(q.getAffineXCoord().toBigInteger(), q.getAffineYCoord().toBigInteger());
+				return KeyFactory.getInstance("EC").generatePublic(new ECPublicKeySpec(point, ec.getParams()));
+			}
+			if (key instanceof EdECPrivateKey ed) {
+				String curve = ed.getParams().getName();
+				byte[] raw = ed.getBytes().orElse(null);
+				if (!"Ed25519".equalsIgnoreCase(curve) || raw == null || raw.length != 32) {
+					throw new VerificationKey.KeyTypeException("an " + curve + " key (" + VerificationKey.ACCEPTED + ")");
+				}
+				byte[] publicKey = new Ed25519PrivateKeyParameters(raw, 0).generatePublicKey().getEncoded();
+				byte[] spki = new byte[ED25519_SPKI_PREFIX.length + publicKey.length];
+				System.arraycopy(ED25519_SPKI_PREFIX, 0, spki, 0, ED25519_SPKI_PREFIX.length);
+				System.arraycopy(publicKey, 0, spki, ED25519_SPKI_PREFIX.length, publicKey.length);
+				return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(spki));
+			}
+			throw new VerificationKey.KeyTypeException("a " + key.getAlgorithm() + " key (" + VerificationKey.ACCEPTED + ")");
 		}
-		catch (NoSuchAlgorithmException | InvalidKeySpecException | JOSEException ex) {
+		catch (GeneralSecurityException ex) {
 			throw new SettingsException("JWT private key: cannot derive its public key (" + ex.getMessage() + ")");
 		}
 	}
 
+	public SigningAlgorithm algorithm() {
+		return this.verificationKey.algorithm();
+	}
+
+	public String kid() {
+		return this.verificationKey.kid();
+	}
+
+	public PublicKey publicKey() {
+		return this.verificationKey.key();
+	}
+
+	/** The public JWK, members in the contract's order (spec/README §3). */
+	public Map<String, String> publicJwk() {
+		return this.verificationKey.jwk();
+	}
+
+	/** RSA only: the modulus length in bits. */
 	public int bits() {
-		return this.publicKey.getModulus().bitLength();
-	}
-
-	public BigInteger modulus() {
-		return this.publicKey.getModulus();
-	}
-
-	/** The key pair as a Nimbus JWK (private part included) for the encoder; never serialised. */
-	public RSAKey toSigningJwk() {
-		return new RSAKey.Builder(this.publicKey).privateKey(this.privateKey)
-			.keyUse(KeyUse.SIGNATURE)
-			.algorithm(JWSAlgorithm.RS256)
-			.keyID(this.kid)
-			.build();
+		return this.privateKey instanceof RSAPrivateCrtKey rsa ? rsa.getModulus().bitLength() : 0;
 	}
 
 	/**
-	 * The public JWK, members in the contract's order ({@code kty, use, alg, kid, n, e}, spec/README §3). Not Nimbus'
-	 * {@code RSAKey.toPublicJWK().toJSONObject()}: it holds the same members in a HashMap, so the bytes would differ.
+	 * The encoder that signs with this key. RS256 and ES256: Spring Security's {@link NimbusJwtEncoder} over the key
+	 * pair as a JWK — Nimbus' RSASSASigner / ECDSASigner, which take {@code Signature.getInstance("SHA256withRSA")} /
+	 * {@code ("SHA256withECDSA")} from the first provider (ACCP) and, for ES256, transcode its DER signature to the
+	 * 64-byte R‖S form. EdDSA: {@link Ed25519JwtEncoder}, because Nimbus' own Ed25519Signer needs Google Tink and
+	 * {@link NimbusJwtEncoder} cannot be given another signer.
 	 */
-	public Map<String, String> publicJwk() {
-		Map<String, String> jwk = new LinkedHashMap<>();
-		jwk.put("kty", "RSA");
-		jwk.put("use", "sig");
-		jwk.put("alg", "RS256");
-		jwk.put("kid", this.kid);
-		jwk.put("n", Base64URL.encode(this.publicKey.getModulus()).toString());
-		jwk.put("e", Base64URL.encode(this.publicKey.getPublicExponent()).toString());
-		return jwk;
+	public JwtEncoder jwtEncoder() {
+		return switch (algorithm()) {
+			case RS256, ES256 -> new NimbusJwtEncoder(new ImmutableJWKSet<>(new JWKSet(signingJwk())));
+			case EDDSA -> new Ed25519JwtEncoder(new JcaEd25519Signer(this.privateKey));
+		};
+	}
+
+	/** The key pair as a Nimbus JWK (private part included) for the encoder; never serialised. */
+	private JWK signingJwk() {
+		if (this.privateKey instanceof RSAPrivateCrtKey rsa) {
+			return new RSAKey.Builder((RSAPublicKey) publicKey()).privateKey(rsa)
+				.keyUse(KeyUse.SIGNATURE)
+				.algorithm(JWSAlgorithm.RS256)
+				.keyID(kid())
+				.build();
+		}
+		return new ECKey.Builder(Curve.P_256, (ECPublicKey) publicKey())
+			.privateKey((ECPrivateKey) this.privateKey)
+			.keyUse(KeyUse.SIGNATURE)
+			.algorithm(JWSAlgorithm.ES256)
+			.keyID(kid())
+			.build();
 	}
 
 	/** Never print key material. */
 	@Override
 	public String toString() {
-		return "SigningKey[RSA " + bits() + ", kid=" + this.kid + "]";
+		return "SigningKey[" + algorithm() + (bits() > 0 ? " " + bits() : "") + ", kid=" + kid() + "]";
 	}
 
 }

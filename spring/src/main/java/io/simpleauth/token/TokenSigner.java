@@ -3,8 +3,6 @@ package io.simpleauth.token;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 
 import io.simpleauth.config.Settings;
@@ -12,23 +10,21 @@ import io.simpleauth.metrics.Metrics;
 import io.simpleauth.user.User;
 
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.security.oauth2.jose.jws.SignatureAlgorithm;
 import org.springframework.security.oauth2.jwt.JwsHeader;
 import org.springframework.security.oauth2.jwt.JwtClaimsSet;
-import org.springframework.security.oauth2.jwt.JwtEncoder;
 import org.springframework.security.oauth2.jwt.JwtEncoderParameters;
 import org.springframework.stereotype.Component;
 
 /**
- * Issues token pairs: builds the claims of the access and ID tokens, the JwtEncoder signs. Header {alg, typ, kid}
- * only; {@code aud} a plain string; both tokens share iat, exp and sid. Also the JWK set that verifies them.
+ * Issues token pairs: builds the claims of the access and ID tokens, the key set's JwtEncoder signs. Header {alg, typ,
+ * kid} only — {@code typ} {@value KeySet#ACCESS_TOKEN_TYPE} on the access token (RFC 9068), {@value KeySet#ID_TOKEN_TYPE}
+ * on the ID token; {@code aud} a plain string; both tokens share iat, exp and sid. A pair is signed wholly with one key
+ * set, whatever a concurrent SIGHUP reload does.
  */
 @Component
 public class TokenSigner {
 
-	private final JwtEncoder encoder;
-
-	private final JwsHeader header;
+	private final SigningKeys keys;
 
 	private final String issuer;
 
@@ -40,49 +36,44 @@ public class TokenSigner {
 
 	private final Metrics metrics;
 
-	private final Map<String, List<Map<String, String>>> jwks;
-
 	@Autowired
-	public TokenSigner(JwtEncoder encoder, SigningKey signingKey, Settings settings, Metrics metrics) {
-		this(encoder, signingKey, settings, metrics, Clock.systemUTC());
+	public TokenSigner(SigningKeys keys, Settings settings, Metrics metrics) {
+		this(keys, settings, metrics, Clock.systemUTC());
 	}
 
-	TokenSigner(JwtEncoder encoder, SigningKey signingKey, Settings settings, Metrics metrics, Clock clock) {
-		this.encoder = encoder;
+	TokenSigner(SigningKeys keys, Settings settings, Metrics metrics, Clock clock) {
+		this.keys = keys;
 		this.metrics = metrics;
-		this.header = JwsHeader.with(SignatureAlgorithm.RS256).type("JWT").keyId(signingKey.kid()).build();
 		this.issuer = settings.issuer();
 		this.audience = settings.audience();
 		this.ttlSeconds = settings.tokenTtlSeconds();
 		this.clock = clock;
-		this.jwks = Map.of("keys", List.of(signingKey.publicJwk()));
 	}
 
-	/** Both tokens, timed as one pair ({@code simpleauth_token_signing_duration_seconds}). */
-	public TokenPair issue(User user) {
+	/**
+	 * Both tokens for {@code user}, the access token naming {@code clientId} (already checked against the
+	 * {@link io.simpleauth.config.ClientId} rule), timed as one pair ({@code simpleauth_token_signing_duration_seconds}).
+	 */
+	public TokenPair issue(User user, String clientId) {
 		long started = System.nanoTime();
+		KeySet keys = this.keys.current();
 		Instant issuedAt = this.clock.instant().truncatedTo(ChronoUnit.SECONDS);
 		Instant expiresAt = issuedAt.plusSeconds(this.ttlSeconds);
 		String sid = UUID.randomUUID().toString();
 		String subject = user.id().toString();
 
-		JwtClaimsSet access = common(subject, issuedAt, expiresAt, sid).build();
-		String accessToken = sign(access);
+		JwtClaimsSet access = common(subject, issuedAt, expiresAt, sid).claim("client_id", clientId).build();
+		String accessToken = sign(keys, keys.accessTokenHeader(), access);
 
 		JwtClaimsSet id = common(subject, issuedAt, expiresAt, sid).claim("name", user.name())
 			.claim("preferred_username", user.username())
 			.claim("email", user.email())
-			.claim("at_hash", AtHash.of(accessToken))
+			.claim("at_hash", AtHash.of(accessToken, keys.algorithm()))
 			.build();
-		String idToken = sign(id);
+		String idToken = sign(keys, keys.idTokenHeader(), id);
 
 		this.metrics.tokenPairSigned(System.nanoTime() - started);
 		return new TokenPair(accessToken, idToken, this.ttlSeconds);
-	}
-
-	/** The JWK set (RFC 7517) with the one public key: {@code {"keys":[{kty, use, alg, kid, n, e}]}}. */
-	public Map<String, List<Map<String, String>>> jwks() {
-		return this.jwks;
 	}
 
 	private JwtClaimsSet.Builder common(String subject, Instant issuedAt, Instant expiresAt, String sid) {
@@ -97,8 +88,8 @@ public class TokenSigner {
 			.id(UUID.randomUUID().toString());
 	}
 
-	private String sign(JwtClaimsSet claims) {
-		return this.encoder.encode(JwtEncoderParameters.from(this.header, claims)).getTokenValue();
+	private static String sign(KeySet keys, JwsHeader header, JwtClaimsSet claims) {
+		return keys.encoder().encode(JwtEncoderParameters.from(header, claims)).getTokenValue();
 	}
 
 }

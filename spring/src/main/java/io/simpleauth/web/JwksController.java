@@ -1,7 +1,6 @@
 package io.simpleauth.web;
 
-import io.simpleauth.token.TokenSigner;
-import tools.jackson.databind.json.JsonMapper;
+import io.simpleauth.token.SigningKeys;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
@@ -9,14 +8,14 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-/** GET /.well-known/jwks.json: the signer's JWK set, serialised once at start. */
+/** GET /.well-known/jwks.json: the JWK set of the keys in service, serialised once per key set. */
 @RestController
 public class JwksController {
 
-	private final byte[] jwks;
+	private final SigningKeys keys;
 
-	public JwksController(TokenSigner signer) {
-		this.jwks = JsonMapper.shared().writeValueAsBytes(signer.jwks());
+	public JwksController(SigningKeys keys) {
+		this.keys = keys;
 	}
 
 	@GetMapping("/.well-known/jwks.json")
@@ -24,7 +23,7 @@ public class JwksController {
 		return ResponseEntity.ok()
 			.contentType(MediaType.APPLICATION_JSON)
 			.header(HttpHeaders.CACHE_CONTROL, "public, max-age=300")
-			.body(this.jwks);
+			.body(this.keys.current().jwksJson());
 	}
 
 }

@@ -14,7 +14,7 @@ final class Routes {
 
 	/** /metrics is Actuator's prometheus endpoint (application.properties). */
 	private static final Map<String, String> ALLOW = Map.of("/token", POST, "/health", GET_HEAD, "/health/live",
-			GET_HEAD, "/.well-known/jwks.json", GET_HEAD, "/metrics", GET_HEAD);
+			GET_HEAD, "/.well-known/jwks.json", GET_HEAD, DiscoveryController.PATH, GET_HEAD, "/metrics", GET_HEAD);
 
 	private Routes() {
 	}

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import io.simpleauth.config.ClientId;
 import io.simpleauth.token.TokenRequest;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.StreamReadFeature;
@@ -20,7 +21,8 @@ import org.springframework.web.util.UriUtils;
 /**
  * Turns the raw bytes of a POST /token body into a {@link TokenRequest}, applying spec/README's rules:
  * strict UTF-8, one JSON object (string members, unknown ones ignored) or an RFC 6749 form
- * (the three parameters each exactly once), and the length limits.
+ * (the three parameters each exactly once, {@code client_id} at most once), the length limits and the
+ * {@link ClientId} rule.
  */
 public final class TokenRequestParser {
 
@@ -34,7 +36,9 @@ public final class TokenRequestParser {
 
 	public static final int MAX_PASSWORD_BYTES = 1024;
 
-	private static final List<String> FORM_FIELDS = List.of("grant_type", "username", "password");
+	private static final String CLIENT_ID = "client_id";
+
+	private static final List<String> FORM_FIELDS = List.of("grant_type", "username", "password", CLIENT_ID);
 
 	private static final JsonMapper JSON = JsonMapper.builder()
 		.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -83,7 +87,15 @@ public final class TokenRequestParser {
 				throw ApiError.unsupportedGrantType();
 			}
 		}
-		return validated(jsonString(root, "username"), jsonString(root, "password"));
+		String clientId = null;
+		JsonNode client = root.get(CLIENT_ID);
+		if (client != null) {
+			if (!client.isString()) {
+				throw ApiError.invalidRequest("client_id must be a string");
+			}
+			clientId = client.stringValue();
+		}
+		return validated(jsonString(root, "username"), jsonString(root, "password"), clientId);
 	}
 
 	private static String jsonString(JsonNode root, String name) {
@@ -121,10 +133,10 @@ public final class TokenRequestParser {
 		if (!"password".equals(grantType)) {
 			throw ApiError.unsupportedGrantType();
 		}
-		return validated(values.get("username"), values.get("password"));
+		return validated(values.get("username"), values.get("password"), values.get(CLIENT_ID));
 	}
 
-	private static TokenRequest validated(String username, String password) {
+	private static TokenRequest validated(String username, String password, String clientId) {
 		if (username == null || username.isEmpty()) {
 			throw ApiError.invalidRequest("username is required");
 		}
@@ -141,7 +153,10 @@ public final class TokenRequestParser {
 		if (password.getBytes(StandardCharsets.UTF_8).length > MAX_PASSWORD_BYTES) {
 			throw ApiError.invalidRequest("password is longer than " + MAX_PASSWORD_BYTES + " bytes");
 		}
-		return new TokenRequest(username, password);
+		if (clientId != null && !ClientId.isValid(clientId)) {
+			throw ApiError.invalidRequest("client_id must be " + ClientId.RULE);
+		}
+		return new TokenRequest(username, password, clientId);
 	}
 
 	/**

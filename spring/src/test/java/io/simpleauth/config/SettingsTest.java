@@ -3,6 +3,8 @@ package io.simpleauth.config;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -70,6 +72,47 @@ class SettingsTest {
 		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("LOG_LEVEL", "loud")))
 			.isInstanceOf(SettingsException.class)
 			.hasMessageContaining("LOG_LEVEL");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "http://localhost:8080", "https://issuer.example.test", "https://login.example.test/tenant-1/",
+			"HTTPS://Issuer.Example.Test:8443/a/b", "http://127.0.0.1", "http://[::1]:8080/" })
+	void anHttpIssuerWithAHostIsAccepted(String issuer) {
+		assertThat(Settings.fromEnvironment(Map.of("JWT_ISSUER", issuer)).issuer()).isEqualTo(issuer);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "not a url", "issuer.example.test", "ftp://issuer.example.test", "https://",
+			"https://issuer.example.test/?tenant=1", "https://issuer.example.test/#x", "https://issuer.example.test?",
+			"/relative/path", "mailto:someone@example.com", "http:/one-slash", "urn:issuer" })
+	void anIssuerThatIsNotAnHttpUrlWithAHostIsRefused(String issuer) {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("JWT_ISSUER", issuer)))
+			.isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("JWT_ISSUER must be an absolute http or https URL")
+			.hasMessageNotContaining("\n");
+	}
+
+	@Test
+	void theDefaultClientIdIsPublicAndFollowsTheClientIdRule() {
+		assertThat(Settings.fromEnvironment(Map.of()).defaultClientId()).isEqualTo("public");
+		assertThat(Settings.fromEnvironment(Map.of("DEFAULT_CLIENT_ID", "mobile-app")).defaultClientId())
+			.isEqualTo("mobile-app");
+		assertThat(Settings.fromEnvironment(Map.of("DEFAULT_CLIENT_ID", "c".repeat(128))).defaultClientId()).hasSize(128);
+		for (String bad : new String[] { "c".repeat(129), "tab\there", "caf\u00e9", "new\nline" }) {
+			assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DEFAULT_CLIENT_ID", bad))).as(bad)
+				.isInstanceOf(SettingsException.class)
+				.hasMessageStartingWith("DEFAULT_CLIENT_ID must be 1-128 printable ASCII characters")
+				.hasMessageNotContaining("\n");
+		}
+	}
+
+	@Test
+	void anUnreadablePublicKeysFileIsNamedAndAnUnsetOneIsNone() {
+		assertThat(Settings.fromEnvironment(Map.of()).publicKeysPem()).isNull();
+		Settings settings = Settings.fromEnvironment(Map.of("JWT_PUBLIC_KEYS_FILE", "/nonexistent/bundle.pem"));
+		assertThatThrownBy(settings::publicKeysPem).isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("JWT_PUBLIC_KEYS_FILE cannot be read")
+			.hasMessageContaining("/nonexistent/bundle.pem");
 	}
 
 	@Test

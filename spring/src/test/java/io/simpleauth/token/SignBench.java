@@ -26,7 +26,8 @@ import io.simpleauth.user.User;
  * <p>
  * {@code java -cp target/test-classes:target/extracted/simple-auth-spring.jar io.simpleauth.token.SignBench <seconds>},
  * with the service's environment: 2 s of warm-up (JIT), then {@code <seconds>} timed, then one JSON line on stdout:
- * {@code {"token_pairs": n, "seconds": wall, "thread_cpu_seconds": cpu, "provider": "..."}}. Anything else goes to
+ * {@code {"token_pairs": n, "seconds": wall, "thread_cpu_seconds": cpu, "provider": "..."}}, the provider that signs
+ * the key's algorithm (RS256, ES256 or EdDSA: the key decides). Anything else goes to
  * stderr. Invalid settings or a bad argument: one line on stderr, exit 2.
  */
 public final class SignBench {
@@ -67,16 +68,18 @@ public final class SignBench {
 			return;
 		}
 		Settings settings = SimpleAuthApplication.settingsOrExit();
-		SigningKey key = SimpleAuthApplication.signingKeyOrExit(settings);
-		// The service's beans, built by hand: SigningConfig's encoder and the TokenSigner POST /token uses, recording
-		// into a Prometheus registry as the service's does.
-		TokenSigner signer = new TokenSigner(new SigningConfig().jwtEncoder(key), key, settings,
-				new Metrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
-		Supplier<TokenPair> issue = () -> signer.issue(SAMPLE_USER);
+		KeySet keys = SimpleAuthApplication.keysOrExit(settings);
+		// The service's beans, built by hand: the key set's encoder behind SigningKeys and the TokenSigner POST /token
+		// uses, recording into a Prometheus registry as the service's does.
+		Metrics metrics = new Metrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+		TokenSigner signer = new TokenSigner(new SigningKeys(keys, settings, metrics), settings, metrics);
+		Supplier<TokenPair> issue = () -> signer.issue(SAMPLE_USER, settings.defaultClientId());
 
 		measure(issue, WARM_UP_SECONDS);
 		Result measured = measure(issue, seconds);
-		result.println(measured.toJson(NativeCrypto.rsaProvider()));
+		// The provider the signer's Signature.getInstance gets for the key's algorithm (SHA256withRSA,
+		// SHA256withECDSA or Ed25519).
+		result.println(measured.toJson(NativeCrypto.signatureProvider(keys.algorithm().jcaSignature())));
 		result.flush();
 		System.exit(result.checkError() ? 1 : 0);
 	}

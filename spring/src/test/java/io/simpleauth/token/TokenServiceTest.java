@@ -1,12 +1,14 @@
 package io.simpleauth.token;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.simpleauth.Vectors;
 import io.simpleauth.config.CpuBoundExecutor;
 import io.simpleauth.metrics.Metrics;
 import io.simpleauth.password.PasswordVerifier;
@@ -39,7 +41,8 @@ class TokenServiceTest {
 
 	private final CpuBoundExecutor cpu = new CpuBoundExecutor();
 
-	private final TokenService service = new TokenService(this.users, this.passwords, this.signer, this.cpu);
+	private final TokenService service = new TokenService(this.users, this.passwords, this.signer, this.cpu,
+			Vectors.settings(Map.of("DEFAULT_CLIENT_ID", "default-app")));
 
 	/** Threads the argon2id equaliser ran on, one entry per run. */
 	private final List<String> dummyRuns = new CopyOnWriteArrayList<>();
@@ -96,13 +99,24 @@ class TokenServiceTest {
 		User john = user(JOHN_HASH);
 		TokenPair pair = new TokenPair("access", "id", 600);
 		given(this.users.findByEmail(anyString())).willReturn(Optional.of(john));
-		given(this.signer.issue(john)).willReturn(pair);
+		given(this.signer.issue(john, "default-app")).willReturn(pair);
 
 		assertThat(grant("TopSecret0!")).containsSame(pair);
 
 		then(this.passwords).should(never()).padUnusable(anyString());
 		then(this.passwords).should(never()).verifyUnknownUser(anyString());
 		assertThat(checks("hmac-sha256", "match")).isEqualTo(1);
+	}
+
+	@Test
+	void theRequestsClientIdWinsOverTheDefault() {
+		User john = user(JOHN_HASH);
+		TokenPair pair = new TokenPair("access", "id", 600);
+		given(this.users.findByEmail(anyString())).willReturn(Optional.of(john));
+		given(this.signer.issue(john, "web")).willReturn(pair);
+
+		assertThat(this.service.passwordGrant(new TokenRequest("someone@example.com", "TopSecret0!", "web")))
+			.containsSame(pair);
 	}
 
 	/** Lets the spy's equalisers run for real and notes the thread each ran on. */

@@ -1,6 +1,7 @@
 package io.simpleauth.web;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,7 +15,7 @@ import io.simpleauth.config.CpuBoundExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.metrics.Metrics;
 import io.simpleauth.password.PasswordVerifier;
-import io.simpleauth.token.SigningConfig;
+import io.simpleauth.token.SigningKeys;
 import io.simpleauth.token.TokenService;
 import io.simpleauth.token.TokenSigner;
 import io.simpleauth.user.DatabaseHealth;
@@ -44,6 +45,7 @@ import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.test.web.servlet.ResultActions;
 import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
+import org.springframework.web.util.UriUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.anyString;
@@ -60,7 +62,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 /** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off")
-@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningConfig.class, CpuBoundExecutor.class,
+@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningKeys.class, CpuBoundExecutor.class,
 		Metrics.class })
 @ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
 class TokenControllerTest {
@@ -78,8 +80,8 @@ class TokenControllerTest {
 
 		@Override
 		public void initialize(ConfigurableApplicationContext context) {
-			Settings settings = Vectors.settings(Map.of());
-			SimpleAuthApplication.registering(settings, Vectors.signingKey(settings)).initialize(context);
+			Settings settings = Vectors.settings(Map.of("JWT_ISSUER", "https://login.example.test/tenant-1/"));
+			SimpleAuthApplication.registering(settings, Vectors.keySet(settings)).initialize(context);
 		}
 
 	}
@@ -136,6 +138,64 @@ class TokenControllerTest {
 				.content("grant_type=password&username=john%40example.com&password=TopSecret0%21&scope=openid&client_id=x"))
 			.andExpect(status().isOk())
 			.andExpect(header().string("Cache-Control", "no-store"));
+	}
+
+	// ------------------------------------------------------------------ client_id (RFC 9068 §2.2)
+
+	@Test
+	void theAccessTokenIsAnRfc9068TokenNamingTheDefaultClient() throws Exception {
+		JsonNode body = tokens(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}"));
+		String access = body.get("access_token").stringValue();
+		assertThat(jose(access, 0).get("typ").stringValue()).isEqualTo("at+jwt");
+		assertThat(jose(body.get("id_token").stringValue(), 0).get("typ").stringValue()).isEqualTo("JWT");
+		assertThat(jose(access, 1).get("client_id").stringValue()).isEqualTo("public");
+		assertThat(jose(body.get("id_token").stringValue(), 1).has("client_id")).isFalse();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "web", "x", " spaces and ~!@#$%^&*() are VSCHARs ", "0123456789" })
+	void aClientIdInJsonOrFormIsTheAccessTokensClaim(String clientId) throws Exception {
+		JsonNode fromJson = tokens(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\",\"client_id\":"
+				+ JsonMapper.shared().writeValueAsString(clientId) + "}"));
+		assertThat(jose(fromJson.get("access_token").stringValue(), 1).get("client_id").stringValue()).isEqualTo(clientId);
+		JsonNode fromForm = tokens(form("grant_type=password&username=john%40example.com&password=TopSecret0%21&client_id="
+				+ UriUtils.encodeQueryParam(clientId, StandardCharsets.UTF_8)));
+		assertThat(jose(fromForm.get("access_token").stringValue(), 1).get("client_id").stringValue()).isEqualTo(clientId);
+	}
+
+	@Test
+	void aClientIdOf128CharactersIsAccepted() throws Exception {
+		String clientId = "c".repeat(128);
+		JsonNode body = tokens(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\",\"client_id\":\""
+				+ clientId + "\"}"));
+		assertThat(jose(body.get("access_token").stringValue(), 1).get("client_id").stringValue()).isEqualTo(clientId);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "null", "5", "{}", "[]", "true", "\"\"", "\"tab\\there\"", "\"caf\u00e9\"",
+			"\"nul\\u0000\"", "\"del\u007f\"" })
+	void aJsonClientIdOutsideTheRuleIsInvalidRequest(String value) throws Exception {
+		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\",\"client_id\":"
+				+ value + "}")), 400)
+			.andExpect(errorCode("invalid_request"));
+		then(this.users).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void aJsonClientIdOver128CharactersIsInvalidRequest() throws Exception {
+		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\",\"client_id\":\""
+				+ "c".repeat(129) + "\"}")), 400)
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "client_id=", "client_id", "client_id=a&client_id=a", "client_id=a&client_id=b",
+			"client_id=tab%09here", "client_id=caf%C3%A9", "client_id=%7F" })
+	void aFormClientIdOutsideTheRuleOrRepeatedIsInvalidRequest(String clientId) throws Exception {
+		expectError(this.mvc.perform(form("grant_type=password&username=john%40example.com&password=TopSecret0%21&" + clientId)),
+				400)
+			.andExpect(errorCode("invalid_request"));
+		then(this.users).shouldHaveNoInteractions();
 	}
 
 	@Test
@@ -248,7 +308,8 @@ class TokenControllerTest {
 	/** Standard methods and tokens Spring has no constant for: every one gets the contract's answer. */
 	static final String[] METHODS = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY" };
 
-	static final String[] GET_ROUTES = { "/health", "/health/live", "/.well-known/jwks.json" };
+	static final String[] GET_ROUTES = { "/health", "/health/live", "/.well-known/jwks.json",
+			"/.well-known/openid-configuration" };
 
 	@ParameterizedTest
 	@ValueSource(strings = { "GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY", "post" })
@@ -302,7 +363,8 @@ class TokenControllerTest {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "/", "/nope", "/token/", "/health/", "/health/live/", "/.well-known/openid-configuration" })
+	@ValueSource(strings = { "/", "/nope", "/token/", "/health/", "/health/live/", "/.well-known/openid-configuration/x",
+			"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration.json" })
 	void unknownPathsAre404NotFound(String path) throws Exception {
 		for (String method : METHODS) {
 			ResultActions result = expectError(this.mvc.perform(request(HttpMethod.valueOf(method), path)), 404);
@@ -354,6 +416,25 @@ class TokenControllerTest {
 		JsonNode expected = Vectors.json().get("keys").get(0).get("jwk");
 		assertThat(jwks.get("keys")).hasSize(1);
 		assertThat(jwks.get("keys").get(0)).isEqualTo(expected);
+	}
+
+	/** spec/README §3: exactly these members, the URLs joined to an issuer with a trailing '/' without doubling it. */
+	@Test
+	void theDiscoveryDocument() throws Exception {
+		MvcResult result = this.mvc.perform(get("/.well-known/openid-configuration"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("Cache-Control", "public, max-age=300"))
+			.andExpect(header().string("Content-Type", "application/json"))
+			.andReturn();
+		assertThat(result.getResponse().getContentAsString()).isEqualTo("{"
+				+ "\"issuer\":\"https://login.example.test/tenant-1/\","
+				+ "\"token_endpoint\":\"https://login.example.test/tenant-1/token\","
+				+ "\"jwks_uri\":\"https://login.example.test/tenant-1/.well-known/jwks.json\","
+				+ "\"grant_types_supported\":[\"password\"]," + "\"response_types_supported\":[],"
+				+ "\"subject_types_supported\":[\"public\"]," + "\"id_token_signing_alg_values_supported\":[\"RS256\"],"
+				+ "\"token_endpoint_auth_methods_supported\":[\"none\"],"
+				+ "\"claims_supported\":[\"iss\",\"aud\",\"sub\",\"iat\",\"exp\",\"sid\",\"jti\",\"client_id\",\"name\","
+				+ "\"preferred_username\",\"email\",\"at_hash\"]}");
 	}
 
 	@Test
@@ -427,7 +508,10 @@ class TokenControllerTest {
 	@Test
 	void theExpositionHasTheContractsFamiliesAndBuckets() {
 		String text = this.registry.scrape();
+		assertThat(text).contains("simpleauth_key_reloads_total{result=\"success\"} 0.0",
+				"simpleauth_key_reloads_total{result=\"failure\"} 0.0");
 		assertThat(text).contains("# TYPE simpleauth_token_requests_total counter",
+				"# TYPE simpleauth_key_reloads_total counter",
 				"# TYPE simpleauth_password_checks_total counter",
 				"# TYPE simpleauth_token_request_duration_seconds histogram",
 				"# TYPE simpleauth_token_signing_duration_seconds histogram");
@@ -467,6 +551,16 @@ class TokenControllerTest {
 	}
 
 	// ------------------------------------------------------------------ helpers
+
+	private JsonNode tokens(MockHttpServletRequestBuilder request) throws Exception {
+		MvcResult result = this.mvc.perform(request).andExpect(status().isOk()).andReturn();
+		return JsonMapper.shared().readTree(result.getResponse().getContentAsString());
+	}
+
+	private static JsonNode jose(String jwt, int part) {
+		return JsonMapper.shared()
+			.readTree(new String(Base64.getUrlDecoder().decode(jwt.split("\\.")[part]), StandardCharsets.UTF_8));
+	}
 
 	private static MockHttpServletRequestBuilder json(String body) {
 		return post("/token").contentType(MediaType.APPLICATION_JSON).content(body);
