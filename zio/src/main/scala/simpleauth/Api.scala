@@ -31,6 +31,7 @@ final class Api(draining: Draining):
         readOnly(_ / "health", "/health")(health) :::
         readOnly(_ / "health" / "live", "/health/live")(ZIO.succeed(healthUp)) :::
         readOnly(_ / ".well-known" / "jwks.json", "/.well-known/jwks.json")(jwks) :::
+        readOnly(_ / ".well-known" / "openid-configuration", "/.well-known/openid-configuration")(discovery) :::
         readOnly(_ / "metrics", "/metrics")(metrics)
     )
     served.notFound = notFound
@@ -70,14 +71,18 @@ final class Api(draining: Draining):
   private val health: URIO[DatabaseHealth, Response] =
     ZIO.serviceWithZIO[DatabaseHealth](_.isUp).map(up => if up then healthUp else healthDown)
 
-  private val jwks: URIO[TokenSigner, Response] =
-    ZIO.serviceWith[TokenSigner] { signer =>
+  /** The JWKS and the discovery document of the keys in service now (a reload swaps both at once). */
+  private def published(document: KeySet => String): URIO[TokenSigner, Response] =
+    ZIO.serviceWithZIO[TokenSigner](_.keys).map { keys =>
       Response(
         Status.Ok,
         Headers(Header.ContentType(MediaType.application.json), Header.Custom("Cache-Control", "public, max-age=300")),
-        Body.fromArray(signer.jwks.getBytes(utf8))
+        Body.fromArray(document(keys).getBytes(utf8))
       )
     }
+
+  private val jwks: URIO[TokenSigner, Response]      = published(_.jwks)
+  private val discovery: URIO[TokenSigner, Response] = published(_.discovery)
 
   private val metrics: URIO[DatabaseHealth, Response] =
     Metrics.scrape(ZIO.serviceWithZIO[DatabaseHealth](_.poolState)).map { text =>
@@ -148,6 +153,7 @@ object Api:
     "/health"                -> AllowGet,
     "/health/live"           -> AllowGet,
     "/.well-known/jwks.json" -> AllowGet,
+    "/.well-known/openid-configuration" -> AllowGet,
     "/metrics"               -> AllowGet
   )
 

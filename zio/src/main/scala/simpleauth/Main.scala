@@ -13,14 +13,21 @@ object Main extends ZIOAppDefault:
 
   override val bootstrap: ZLayer[ZIOAppArgs, Any, Any] = Logging.layer(Logging.level(sys.env.get("LOG_LEVEL")))
 
-  /** SIGTERM/SIGINT complete this promise; we then stop the server, drain, close the pool and exit 0. */
-  private def onSignals(stop: Promise[Nothing, Unit]): UIO[Unit] =
+  /**
+   * SIGTERM/SIGINT complete `stop`; we then stop the server, drain, close the pool and exit 0. SIGHUP (which the JVM
+   * would otherwise treat as a shutdown) is put into `hangups`, from which `program` reloads the keys: the signal
+   * thread only hands it over, the reload runs in this runtime (its logger, its blocking pool).
+   */
+  private def onSignals(stop: Promise[Nothing, Unit], hangups: Queue[Unit]): UIO[Unit] =
+    def bridge(effect: UIO[Any]): sun.misc.SignalHandler = _ => Unsafe.unsafe(implicit u => Runtime.default.unsafe.run(effect).getOrThrow())
     ZIO.succeed {
-      val handler: sun.misc.SignalHandler = _ => Unsafe.unsafe(implicit u => Runtime.default.unsafe.run(stop.succeed(())).getOrThrow())
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), handler)
-      sun.misc.Signal.handle(new sun.misc.Signal("INT"), handler)
-      ()
-    }
+      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), bridge(stop.succeed(())))
+      sun.misc.Signal.handle(new sun.misc.Signal("INT"), bridge(stop.succeed(())))
+    } *>
+      ZIO
+        .attempt(sun.misc.Signal.handle(new sun.misc.Signal("HUP"), bridge(hangups.offer(()))))
+        .catchAll(e => ZIO.logWarning(s"SIGHUP cannot be handled here, so no key reload on SIGHUP: ${e.getMessage}"))
+        .unit
 
   def serverConfig(cfg: Settings): Server.Config =
     Server.Config.default
@@ -50,17 +57,19 @@ object Main extends ZIOAppDefault:
       TokenService.live
     )
 
-  private def program(cfg: Settings, stop: Promise[Nothing, Unit]): ZIO[Api.Env & Server, SettingsError, Unit] =
+  private def program(cfg: Settings, stop: Promise[Nothing, Unit], hangups: Queue[Unit]): ZIO[Api.Env & Server, SettingsError, Unit] =
     val draining = Draining()
     for
       port <- Api(draining).install.catchAllDefect(t =>
                 ZIO.fail(SettingsError(s"cannot listen on ${cfg.host}:${cfg.port}: ${t.getMessage}"))
               )
-      kid  <- ZIO.serviceWith[TokenSigner](_.kid)
+      keys <- ZIO.serviceWithZIO[TokenSigner](_.keys)
       _ <- ZIO.logInfo(
         s"simple-auth stack=$StackName version=$Version listening on ${cfg.host}:$port " +
-          s"db=${cfg.database.display} pool=${cfg.poolSize} kid=$kid issuer=${cfg.issuer} rsa=${NativeCrypto.rsaProvider}"
+          s"db=${cfg.database.display} pool=${cfg.poolSize} kid=${keys.signing.kid} alg=${keys.signing.alg} " +
+          s"published=${keys.published.size} issuer=${cfg.issuer} signer=${keys.signing.provider}"
       )
+      _ <- hangups.take.zipRight(TokenSigner.reload).forever.fork // one reload per SIGHUP, in order, until shutdown
       _ <- stop.await
       _ <- ZIO.logInfo("shutting down: draining in-flight requests")
       _ <- draining.start
@@ -69,14 +78,15 @@ object Main extends ZIOAppDefault:
   override def run: ZIO[ZIOAppArgs & Scope, Any, Any] =
     val app =
       for
-        stop <- Promise.make[Nothing, Unit]
-        _    <- onSignals(stop)
+        stop    <- Promise.make[Nothing, Unit]
+        hangups <- Queue.unbounded[Unit]
+        _       <- onSignals(stop, hangups)
         noNativeCrypto <- NativeCrypto.install // before the key is parsed
-        _    <- ZIO.foreachDiscard(noNativeCrypto)(why => ZIO.logWarning(s"native crypto provider unavailable, signing with the JDK's RSA: $why"))
+        _    <- ZIO.foreachDiscard(noNativeCrypto)(why => ZIO.logWarning(s"native crypto provider unavailable, signing with the JDK's providers: $why"))
         cfg  <- Settings.load
         server = (ZLayer.succeed(serverConfig(cfg)) ++ ZLayer.succeed(nettyConfig)) >>>
                    Server.customized.mapError(e => SettingsError(s"cannot listen on ${cfg.host}:${cfg.port}: ${e.getMessage}"))
-        _    <- program(cfg, stop).provideSomeLayer[Api.Env](server).provideLayer(services(cfg))
+        _    <- program(cfg, stop, hangups).provideSomeLayer[Api.Env](server).provideLayer(services(cfg))
       yield ()
     app.catchAll { (e: SettingsError) =>
       Console.printLineError(e.line).ignore *> exit(RefusedExitCode)

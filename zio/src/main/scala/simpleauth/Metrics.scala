@@ -87,6 +87,19 @@ object Metrics:
   /** Time to sign one token pair (both tokens), as an aspect. */
   val tokenSigningDuration = tokenSigningHistogram.trackDurationWith(seconds)
 
+  // ---------------------------------------------------------------- key reloads (SIGHUP)
+
+  private def keyReloads(result: String) = Metric.counter("simpleauth_key_reloads_total").tagged(MetricLabel("result", result))
+
+  private val keyReloadSuccess = keyReloads("success")
+  private val keyReloadFailure = keyReloads("failure")
+
+  /** One per SIGHUP reload of the keys. */
+  def keysReloaded(success: Boolean): UIO[Unit] = (if success then keyReloadSuccess else keyReloadFailure).increment
+
+  /** The two counters' values (success, failure), for tests. */
+  val keyReloadCounts: UIO[(Double, Double)] = keyReloadSuccess.value.map(_.count) <*> keyReloadFailure.value.map(_.count)
+
   // ---------------------------------------------------------------- pool
 
   private val poolActive  = Metric.gauge("simpleauth_db_pool_connections").tagged(MetricLabel("state", "active"))
@@ -110,7 +123,7 @@ object Metrics:
   private val contractSeries: UIO[Unit] =
     ZIO.foreachDiscard(
       List(tokenOk, tokenInvalidRequest, tokenInvalidGrant, tokenUnsupported, tokenTooLarge, tokenMediaType, tokenUnavailable) ++
-        checks.values ++ List(dummyCheck)
+        checks.values ++ List(dummyCheck, keyReloadSuccess, keyReloadFailure)
     )(_.value) *> tokenRequestHistogram.value *> tokenSigningHistogram.value.unit
 
   /** The pool sampled, then every metric of this runtime's registry as Prometheus text (format 0.0.4). */

@@ -27,11 +27,39 @@ final case class Settings(
     poolSize: Int,
     acquireTimeoutMs: Long,
     privateKeyPem: Config.Secret,
+    /** `JWT_PUBLIC_KEYS_FILE`'s contents at start, if it is set. */
+    publicKeysPem: Option[String],
     issuer: String,
     audience: String,
     tokenTtlSeconds: Long,
-    logLevel: LogLevel
+    defaultClientId: String,
+    logLevel: LogLevel,
+    /** Where the two come from: read again on SIGHUP (§5 "Key rotation"). */
+    keySource: KeySource = KeySource(None, None, None)
 )
+
+/**
+ * Where the signing key and the public-key bundle come from (contract §5). Read at start and again on SIGHUP; an
+ * inline `JWT_PRIVATE_KEY` cannot change in a running process, so a reload takes it again as it was.
+ */
+final case class KeySource(privateKeyFile: Option[String], inlinePrivateKey: Option[Config.Secret], publicKeysFile: Option[String]):
+  def readPrivateKey: Either[String, Config.Secret] =
+    (privateKeyFile, inlinePrivateKey) match
+      case (Some(file), _) =>
+        KeySource.read(file).map(Config.Secret(_)).left.map(why => s"JWT_PRIVATE_KEY_FILE: $why")
+      // Secret stores often flatten a PEM to one line: a literal two-character `\n` is read as a newline.
+      case (None, Some(inline)) => Right(Config.Secret(inline.stringValue.replace("\\n", "\n")))
+      case (None, None)         => Left("one of JWT_PRIVATE_KEY_FILE or JWT_PRIVATE_KEY is required")
+
+  def readPublicKeys: Either[String, Option[String]] =
+    publicKeysFile match
+      case None       => Right(None)
+      case Some(file) => KeySource.read(file).map(Some(_)).left.map(why => s"JWT_PUBLIC_KEYS_FILE: $why")
+
+object KeySource:
+  private def read(file: String): Either[String, String] =
+    try Right(Files.readString(Path.of(file), StandardCharsets.UTF_8))
+    catch case e: Exception => Left(s"cannot read $file (${e.getClass.getSimpleName})")
 
 object Settings:
   val DefaultDatabaseUrl = "postgres://auth:auth@127.0.0.1:5432/auth"
@@ -39,16 +67,54 @@ object Settings:
   private def positiveInt(name: String, default: Int): Config[Int] =
     Config.int(name).withDefault(default).validate(s"$name must be > 0")(_ > 0)
 
-  private val keyConfig: Config[Config.Secret] =
-    (Config.string("JWT_PRIVATE_KEY_FILE").optional ++ Config.secret("JWT_PRIVATE_KEY").optional).mapOrFail {
-      case (Some(file), _) if file.trim.nonEmpty =>
-        try Right(Config.Secret(Files.readString(Path.of(file.trim), StandardCharsets.UTF_8)))
-        catch case e: Exception => Left(Config.Error.InvalidData(Chunk("JWT_PRIVATE_KEY_FILE"), s"cannot read $file (${e.getClass.getSimpleName})"))
-      // Secret stores often flatten a PEM to one line: a literal two-character `\n` is read as a newline.
-      case (_, Some(inline)) if inline.stringValue.trim.nonEmpty => Right(Config.Secret(inline.stringValue.replace("\\n", "\n")))
-      case _ =>
-        Left(Config.Error.MissingData(Chunk("JWT_PRIVATE_KEY_FILE"), "one of JWT_PRIVATE_KEY_FILE or JWT_PRIVATE_KEY is required"))
+  private def nonBlank(name: String): Config[Option[String]] =
+    Config.string(name).optional.map(_.map(_.trim).filter(_.nonEmpty))
+
+  private val keySourceConfig: Config[KeySource] =
+    (nonBlank("JWT_PRIVATE_KEY_FILE") ++ Config.secret("JWT_PRIVATE_KEY").optional ++ nonBlank("JWT_PUBLIC_KEYS_FILE")).map {
+      case (file, inline, bundle) => KeySource(file, inline.filter(_.stringValue.trim.nonEmpty), bundle)
     }
+
+  /** The key source, its two files read once for the start (a file that cannot be read refuses the start). */
+  private val keyConfig: Config[(Config.Secret, Option[String], KeySource)] =
+    keySourceConfig.mapOrFail { source =>
+      def variable(why: String) = if why.startsWith("JWT_PUBLIC_KEYS_FILE") then "JWT_PUBLIC_KEYS_FILE" else "JWT_PRIVATE_KEY_FILE"
+      def error(why: String): Config.Error =
+        if source.privateKeyFile.isEmpty && source.inlinePrivateKey.isEmpty then Config.Error.MissingData(Chunk("JWT_PRIVATE_KEY_FILE"), why)
+        else Config.Error.InvalidData(Chunk(variable(why)), why.stripPrefix(s"${variable(why)}: "))
+      (for
+        key    <- source.readPrivateKey
+        bundle <- source.readPublicKeys
+      yield (key, bundle, source)).left.map(error)
+    }
+
+  /**
+   * `JWT_ISSUER` (§5): an absolute http or https URL with a host and no query or fragment, since the discovery
+   * document's URLs are made from it.
+   */
+  def issuerProblem(issuer: String): Option[String] =
+    val rule = "must be an absolute http or https URL with a host and no query or fragment"
+    try
+      val u = new URI(issuer)
+      val scheme = Option(u.getScheme).map(_.toLowerCase)
+      if !scheme.contains("http") && !scheme.contains("https") then Some(s"'$issuer' $rule")
+      else if u.isOpaque || u.getRawAuthority == null || u.getHost == null || u.getHost.isEmpty then Some(s"'$issuer' has no host; it $rule")
+      else if u.getRawQuery != null then Some(s"'$issuer' has a query; it $rule")
+      else if u.getRawFragment != null then Some(s"'$issuer' has a fragment; it $rule")
+      else None
+    catch case _: URISyntaxException => Some(s"'$issuer' is not a URL; it $rule")
+
+  private val issuerConfig: Config[String] =
+    Config.string("JWT_ISSUER").withDefault("http://localhost:8080").mapOrFail(i =>
+      issuerProblem(i).map(p => Config.Error.InvalidData(Chunk("JWT_ISSUER"), p)).toLeft(i)
+    )
+
+  private val defaultClientIdConfig: Config[String] =
+    // Set but empty counts as unset (spec/README.md §5), as a compose file's ${DEFAULT_CLIENT_ID:-} gives it.
+    Config.string("DEFAULT_CLIENT_ID").withDefault("public").map(id => if id.isEmpty then "public" else id).mapOrFail(id =>
+      if TokenRequest.isValidClientId(id) then Right(id)
+      else Left(Config.Error.InvalidData(Chunk("DEFAULT_CLIENT_ID"), TokenRequest.ClientIdRule))
+    )
 
   /** A LOG_LEVEL value, case and surrounding blanks aside; None for an unknown one. */
   def parseLogLevel(value: String): Option[LogLevel] =
@@ -74,10 +140,14 @@ object Settings:
       positiveInt("DB_POOL_SIZE", 10) ++
       positiveInt("DB_ACQUIRE_TIMEOUT_MS", 1000).map(_.toLong) ++
       keyConfig ++
-      Config.string("JWT_ISSUER").withDefault("http://localhost:8080") ++
+      issuerConfig ++
       Config.string("JWT_AUDIENCE").withDefault("channel-api") ++
       positiveInt("TOKEN_TTL_SECONDS", 600).map(_.toLong) ++
-      logLevelConfig).map(Settings.apply.tupled)
+      defaultClientIdConfig ++
+      logLevelConfig).map {
+      case (host, port, database, poolSize, acquireTimeoutMs, (key, bundle, source), issuer, audience, ttl, clientId, level) =>
+        Settings(host, port, database, poolSize, acquireTimeoutMs, key, bundle, issuer, audience, ttl, clientId, level, source)
+    }
 
   /** Reads the environment; any problem becomes one readable line. */
   val load: IO[SettingsError, Settings] =

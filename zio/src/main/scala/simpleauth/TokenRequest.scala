@@ -6,14 +6,29 @@ import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCh
 import zio.json.*
 import zio.json.ast.Json
 
-/** A syntactically valid password-grant request: the parsed body of `POST /token`. */
-final case class TokenRequest(username: String, password: String)
+/**
+ * A syntactically valid password-grant request: the parsed body of `POST /token`. `clientId` is the request's
+ * `client_id` (RFC 6749 §2.2), if it names one; the access token then carries it (RFC 9068 §2.2).
+ */
+final case class TokenRequest(username: String, password: String, clientId: Option[String] = None)
 
 /** Body parsing and validation for POST /token (spec/README.md "JSON body", "Form body", "Limits"). */
 object TokenRequest:
   val MaxBodyBytes       = 8192
   val MaxUsernameChars   = 254
   val MaxPasswordBytes   = 1024
+  val MaxClientIdChars   = 128
+
+  /** The rule of a `client_id` and of `DEFAULT_CLIENT_ID` (RFC 6749 Appendix A's VSCHAR). */
+  val ClientIdRule = "client_id must be 1-128 printable ASCII characters (%x20-7E)"
+
+  def isValidClientId(id: String): Boolean =
+    id.nonEmpty && id.length <= MaxClientIdChars && id.forall(c => c >= '\u0020' && c <= '\u007e')
+
+  private def clientId(value: Option[String]): Either[ApiError, Option[String]] =
+    value match
+      case Some(id) if !isValidClientId(id) => invalid(ClientIdRule)
+      case other                            => Right(other)
 
   enum Kind:
     case JsonBody, FormBody
@@ -52,7 +67,7 @@ object TokenRequest:
     else if password.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes then invalid("password is too long")
     else Right(TokenRequest(username, password))
 
-  private val Fields = List("username", "password", "grant_type")
+  private val Fields = List("username", "password", "grant_type", "client_id")
 
   def parseJson(body: Array[Byte]): Either[ApiError, TokenRequest] =
     strictUtf8(body) match
@@ -61,7 +76,7 @@ object TokenRequest:
         text.fromJson[Json] match
           case Left(_) => invalid("body is not valid JSON")
           case Right(obj: Json.Obj) if Fields.exists(f => obj.fields.count(_._1 == f) > 1) =>
-            invalid("username, password and grant_type must not be repeated")
+            invalid("username, password, grant_type and client_id must not be repeated")
           case Right(obj: Json.Obj) =>
             def field(name: String): Option[Json] = obj.fields.collectFirst { case (`name`, v) => v }
             def requiredString(name: String): Either[ApiError, String] = field(name) match
@@ -76,8 +91,12 @@ object TokenRequest:
                      case Some(_)                           => invalid("grant_type must be a string")
               username <- requiredString("username")
               password <- requiredString("password")
+              client   <- field("client_id") match
+                            case None              => Right(None)
+                            case Some(Json.Str(id)) => clientId(Some(id))
+                            case Some(_)           => invalid("client_id must be a string")
               request  <- checkLimits(username, password)
-            yield request
+            yield request.copy(clientId = client)
           case Right(_) => invalid("body must be a JSON object")
 
   /** application/x-www-form-urlencoded, parsed by hand so repeated parameters and bad encodings are visible. */
@@ -106,8 +125,12 @@ object TokenRequest:
           _         <- if grantType == "password" then Right(()) else Left(ApiError.UnsupportedGrantType)
           username  <- single("username")
           password  <- single("password")
+          client    <- params.collect { case ("client_id", v) => v } match
+                         case Nil     => Right(None)
+                         case List(v) => clientId(Some(v))
+                         case _       => invalid("client_id must not be repeated")
           request   <- checkLimits(username, password)
-        yield request
+        yield request.copy(clientId = client)
 
   /** Percent-decoding with `+` as space; the decoded bytes must be valid UTF-8. */
   private def percentDecode(s: String): Option[String] =

@@ -28,7 +28,7 @@ object TokenService:
       for
         user  <- users.findByEmail(request.username).orElseFail(ApiError.TemporarilyUnavailable)
         known <- authenticate(user, request.password)
-        pair  <- signer.issue(known)
+        pair  <- signer.issue(known, request.clientId)
       yield pair
 
     /**

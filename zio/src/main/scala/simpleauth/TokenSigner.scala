@@ -1,64 +1,88 @@
 package simpleauth
 
-import java.nio.charset.StandardCharsets.US_ASCII
-import java.security.{KeyFactory, MessageDigest}
-import java.security.interfaces.{RSAPrivateCrtKey, RSAPublicKey}
-import java.security.spec.{PKCS8EncodedKeySpec, RSAPublicKeySpec}
-import java.util.{Base64, UUID}
+import java.util.UUID
 
-import com.nimbusds.jose.{JOSEObjectType, JWSAlgorithm, JWSHeader, JWSObject, Payload}
-import com.nimbusds.jose.crypto.RSASSASigner
-import com.nimbusds.jose.jwk.{KeyUse, RSAKey}
+import com.nimbusds.jose.{JWSHeader, JWSObject, Payload}
 import zio.*
 import zio.json.ast.Json
 
-/** Signs the access/ID token pair and publishes the public key (contract §2, §3). */
+/**
+ * Everything one signing key decides, as one immutable value: the signer, the JWKS (the signing key first, then the
+ * bundle's keys in file order, a `kid` already present left out; §3) and the discovery document, rendered once. A
+ * reload swaps the whole value, so a request sees the old keys or the new, never a mix.
+ */
+final case class KeySet(signing: SigningKey, published: List[PublicJwk], jwks: String, discovery: String)
+
+object KeySet:
+  def apply(signing: SigningKey, bundle: List[PublicJwk], issuer: String): KeySet =
+    val published = bundle.foldLeft(List(signing.jwk)) { (keys, k) => if keys.exists(_.kid == k.kid) then keys else keys :+ k }
+    KeySet(signing, published, Json.Obj("keys" -> Json.Arr(Chunk.fromIterable(published.map(_.json)))).toString, discovery(issuer, signing.alg))
+
+  /** The signing key and the bundle, parsed with the start-up rules (§5). */
+  def load(privateKeyPem: String, publicKeysPem: Option[String], issuer: String): Either[String, KeySet] =
+    for
+      signing <- SigningKeys.loadSigningKey(privateKeyPem)
+      bundle  <- publicKeysPem.fold(Right(Nil))(SigningKeys.loadPublicKeys)
+    yield KeySet(signing, bundle, issuer)
+
+  val ClaimsSupported: List[String] =
+    List("iss", "aud", "sub", "iat", "exp", "sid", "jti", "client_id", "name", "preferred_username", "email", "at_hash")
+
+  /** OpenID Connect Discovery 1.0 §3 (RFC 8414), exactly the contract's members (§3); URLs join without doubling `/`. */
+  def discovery(issuer: String, alg: String): String =
+    val base = issuer.stripSuffix("/")
+    def strings(values: String*) = Json.Arr(Chunk.fromIterable(values.map(Json.Str(_))))
+    Json.Obj(
+      "issuer"                                -> Json.Str(issuer),
+      "token_endpoint"                        -> Json.Str(base + "/token"),
+      "jwks_uri"                              -> Json.Str(base + "/.well-known/jwks.json"),
+      "grant_types_supported"                 -> strings("password"),
+      "response_types_supported"              -> strings(),
+      "subject_types_supported"               -> strings("public"),
+      "id_token_signing_alg_values_supported" -> strings(alg),
+      "token_endpoint_auth_methods_supported" -> strings("none"),
+      "claims_supported"                      -> strings(ClaimsSupported*)
+    ).toString
+
+/** Signs the access/ID token pair and publishes the keys (contract §2, §3); its keys can be swapped by a reload (§5). */
 trait TokenSigner:
-  def kid: String
-  /** The `/.well-known/jwks.json` document, rendered once. */
-  def jwks: String
-  def issue(user: User): UIO[TokenPair]
+  /** The keys in service now: one snapshot, used whole. */
+  def keys: UIO[KeySet]
+  /** A token pair about `user`; the access token's `client_id` is `clientId`, else `DEFAULT_CLIENT_ID`. */
+  def issue(user: User, clientId: Option[String]): UIO[TokenPair]
+  /**
+   * Reads the key files again and swaps the keys if they pass the start-up rules (one info line, counted `success`);
+   * otherwise the keys in service stay, one error line names the problem (counted `failure`). True if swapped.
+   */
+  def reload: UIO[Boolean]
 
 object TokenSigner:
+  def reload: URIO[TokenSigner, Boolean] = ZIO.serviceWithZIO[TokenSigner](_.reload)
+
   val live: ZLayer[Settings, SettingsError, TokenSigner] = ZLayer {
     for
-      cfg <- ZIO.service[Settings]
-      key <- ZIO.fromEither(RsaKeys.load(cfg.privateKeyPem.stringValue)).mapError(SettingsError(_))
-    yield Live(key, cfg.issuer, cfg.audience, cfg.tokenTtlSeconds)
+      cfg    <- ZIO.service[Settings]
+      keys   <- ZIO.fromEither(KeySet.load(cfg.privateKeyPem.stringValue, cfg.publicKeysPem, cfg.issuer)).mapError(SettingsError(_))
+      signer <- make(keys, cfg)
+    yield signer
   }
 
-  final case class Live(key: RSAKey, issuer: String, audience: String, ttlSeconds: Long) extends TokenSigner:
-    val kid: String = key.getKeyID
-    private val signer = new RSASSASigner(key.toRSAPrivateKey)
-    private val header = new JWSHeader.Builder(JWSAlgorithm.RS256).`type`(JOSEObjectType.JWT).keyID(kid).build()
+  def make(keys: KeySet, cfg: Settings): UIO[Live] =
+    Ref.make(keys).map(Live(_, cfg.issuer, cfg.audience, cfg.tokenTtlSeconds, cfg.defaultClientId, cfg.keySource))
 
-    /**
-     * Nimbus' own `JWKSet.toString` gives the same members and values but in `HashMap` order (kty, e, use, kid, alg,
-     * n), not the order of spec/vectors.json and the other three stacks; so the document is written here from
-     * Nimbus' values in the contract's order (README, "Tokens"; VectorsSpec checks both claims).
-     */
-    val jwks: String =
-      Json.Obj(
-        "keys" -> Json.Arr(
-          Json.Obj(
-            "kty" -> Json.Str("RSA"),
-            "use" -> Json.Str("sig"),
-            "alg" -> Json.Str("RS256"),
-            "kid" -> Json.Str(kid),
-            "n"   -> Json.Str(key.getModulus.toString),
-            "e"   -> Json.Str(key.getPublicExponent.toString)
-          )
-        )
-      ).toString
+  final case class Live(current: Ref[KeySet], issuer: String, audience: String, ttlSeconds: Long, defaultClientId: String, source: KeySource)
+      extends TokenSigner:
+    val keys: UIO[KeySet] = current.get
 
-    private def sign(claims: Json.Obj): String =
+    private def sign(header: JWSHeader, key: SigningKey, claims: Json.Obj): String =
       val jws = new JWSObject(header, new Payload(claims.toString))
-      jws.sign(signer)
+      jws.sign(key.signer)
       jws.serialize()
 
-    def issue(user: User): UIO[TokenPair] =
-      Clock.instant.flatMap { now =>
+    def issue(user: User, clientId: Option[String]): UIO[TokenPair] =
+      current.get.zip(Clock.instant).flatMap { (keySet, now) =>
         ZIO.succeed {
+          val key = keySet.signing
           val iat = now.getEpochSecond
           val exp = iat + ttlSeconds
           val sid = UUID.randomUUID().toString
@@ -71,14 +95,20 @@ object TokenSigner:
             "sid" -> Json.Str(sid),
             "jti" -> Json.Str(jti)
           )
-          val access = sign(Json.Obj(common(UUID.randomUUID().toString)))
+          val access = sign(
+            key.accessTokenHeader,
+            key,
+            Json.Obj(common(UUID.randomUUID().toString) :+ ("client_id" -> Json.Str(clientId.getOrElse(defaultClientId))))
+          )
           val id = sign(
+            key.idTokenHeader,
+            key,
             Json.Obj(
               common(UUID.randomUUID().toString) ++ Chunk(
                 "name"               -> Json.Str(user.name),
                 "preferred_username" -> Json.Str(user.username),
                 "email"              -> Json.Str(user.email),
-                "at_hash"            -> Json.Str(RsaKeys.atHash(access))
+                "at_hash"            -> Json.Str(key.atHash(access))
               )
             )
           )
@@ -86,50 +116,25 @@ object TokenSigner:
         } @@ Metrics.tokenSigningDuration
       }
 
-/** PEM loading with the contract's refusals, the RFC 7638 kid and at_hash. */
-object RsaKeys:
-  private val MinBits = 2048
-
-  def load(pem: String): Either[String, RSAKey] =
-    val text = pem.trim
-    if text.contains("-----BEGIN RSA PRIVATE KEY-----") then
-      Left("JWT private key is PKCS#1 (BEGIN RSA PRIVATE KEY); convert it to PKCS#8: openssl pkcs8 -topk8 -nocrypt")
-    else if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") then
-      Left("JWT private key is encrypted; an unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY) is required")
-    else
-      val begin = "-----BEGIN PRIVATE KEY-----"
-      val end   = "-----END PRIVATE KEY-----"
-      val b = text.indexOf(begin)
-      val e = text.indexOf(end)
-      if b < 0 || e < b then Left("JWT private key is not a PKCS#8 PEM (expected -----BEGIN PRIVATE KEY-----)")
-      else
-        val body = text.substring(b + begin.length, e).replaceAll("\\s", "")
-        try
-          val der = Base64.getDecoder.decode(body)
-          KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(der)) match
-            case k: RSAPrivateCrtKey =>
-              if k.getModulus.bitLength < MinBits then
-                Left(s"JWT private key is RSA ${k.getModulus.bitLength} bits; at least $MinBits are required")
-              else
-                val pub = KeyFactory
-                  .getInstance("RSA")
-                  .generatePublic(new RSAPublicKeySpec(k.getModulus, k.getPublicExponent))
-                  .asInstanceOf[RSAPublicKey]
-                Right(
-                  new RSAKey.Builder(pub)
-                    .privateKey(k)
-                    .keyIDFromThumbprint() // RFC 7638, SHA-256
-                    .keyUse(KeyUse.SIGNATURE)
-                    .algorithm(JWSAlgorithm.RS256)
-                    .build()
-                )
-            case _ => Left("JWT private key is not an RSA key with CRT parameters")
-        catch
-          case _: IllegalArgumentException              => Left("JWT private key PEM has invalid base64")
-          case _: java.security.spec.InvalidKeySpecException => Left("JWT private key is not an RSA PKCS#8 key (EC and other key types are refused)")
-          case e: com.nimbusds.jose.JOSEException        => Left(s"JWT private key: cannot compute its thumbprint (${e.getMessage})")
-
-  /** OIDC Core §3.1.3.6: base64url(left half of SHA-256(ASCII(access_token))). */
-  def atHash(accessToken: String): String =
-    val digest = MessageDigest.getInstance("SHA-256").digest(accessToken.getBytes(US_ASCII))
-    Base64.getUrlEncoder.withoutPadding.encodeToString(java.util.Arrays.copyOf(digest, 16))
+    /** The files are read on the blocking pool; the swap is one `Ref.set`. */
+    val reload: UIO[Boolean] =
+      ZIO
+        .attemptBlocking(
+          for
+            key    <- source.readPrivateKey
+            bundle <- source.readPublicKeys
+            keys   <- KeySet.load(key.stringValue, bundle, issuer)
+          yield keys
+        )
+        .catchAll(e => ZIO.succeed(Left(s"unexpected ${e.getClass.getSimpleName}")))
+        .flatMap {
+          case Right(keys) =>
+            current.set(keys) *> Metrics.keysReloaded(success = true) *>
+              ZIO.logInfo(s"keys reloaded: kid=${keys.signing.kid} alg=${keys.signing.alg} published=${keys.published.size} " +
+                s"signer=${keys.signing.provider}").as(true)
+          case Left(problem) =>
+            current.get.flatMap { old =>
+              Metrics.keysReloaded(success = false) *>
+                ZIO.logError(s"key reload failed, keeping kid=${old.signing.kid} alg=${old.signing.alg}: $problem").as(false)
+            }
+        }

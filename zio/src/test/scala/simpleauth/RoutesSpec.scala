@@ -47,13 +47,13 @@ object InMemoryUsers:
 object RoutesSpec extends ZIOSpecDefault:
   final case class Port(value: Int)
 
-  val signerLayer: ULayer[TokenSigner] = ZLayer.succeed(TokenSigner.Live(RsaKeys.load(Vectors.devKeyPem).toOption.get, "http://localhost:8080", "channel-api", 600))
-
-  val testConfig = Settings(
+  lazy val testConfig = Settings(
     host = "127.0.0.1", port = 0, database = JdbcSettings("jdbc:postgresql://unused/db", None, None), poolSize = 1,
-    acquireTimeoutMs = 1000, privateKeyPem = Config.Secret(""), issuer = "http://localhost:8080", audience = "channel-api",
-    tokenTtlSeconds = 600, logLevel = LogLevel.Info
+    acquireTimeoutMs = 1000, privateKeyPem = Config.Secret(""), publicKeysPem = None, issuer = "http://localhost:8080",
+    audience = "channel-api", tokenTtlSeconds = 600, defaultClientId = "public", logLevel = LogLevel.Info
   )
+
+  val signerLayer: ULayer[TokenSigner] = ZLayer(TokenSigner.make(KeySet(Vectors.devKey, Nil, testConfig.issuer), testConfig))
 
   val serverLayer: ZLayer[Any, Throwable, Port & InMemoryUsers] =
     ZLayer.make[Port & InMemoryUsers & TokenService & DatabaseHealth & TokenSigner & Server](
@@ -139,7 +139,7 @@ object RoutesSpec extends ZIOSpecDefault:
   def request(method: String, path: String, extra: String = ""): String =
     s"$method $path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n$extra\r\n"
 
-  val getPaths = List("/health", "/health/live", "/.well-known/jwks.json", "/metrics")
+  val getPaths = List("/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics")
 
   def chunked(body: String, chunk: Int = 1000): String =
     val chunks = body.grouped(chunk).map(c => s"${c.length.toHexString}\r\n$c\r\n").mkString
@@ -174,6 +174,49 @@ object RoutesSpec extends ZIOSpecDefault:
           j.header("pragma").contains("no-cache"),
           j.header("content-type").contains("application/json")
         )
+    },
+    test("client_id: the request's (JSON member or form field), else DEFAULT_CLIENT_ID; bad ones are invalid_request") {
+      def clientIdOf(r: Reply) =
+        r.json.asObject.flatMap(_.get("access_token")).collect { case Json.Str(t) => TokenSignerSpec.part(t, 1) }.flatMap(_.get("client_id"))
+      for
+        none  <- postJson("""{"username":"john@example.com","password":"TopSecret0!"}""")
+        json  <- postJson("""{"username":"john@example.com","password":"TopSecret0!","client_id":"my app"}""")
+        form  <- postForm("grant_type=password&username=john%40example.com&password=TopSecret0%21&client_id=my+app")
+        bad   <- ZIO.foreach(List(
+                   """{"username":"john@example.com","password":"TopSecret0!","client_id":null}""",
+                   """{"username":"john@example.com","password":"TopSecret0!","client_id":7}""",
+                   """{"username":"john@example.com","password":"TopSecret0!","client_id":{}}""",
+                   """{"username":"john@example.com","password":"TopSecret0!","client_id":""}""",
+                   s"""{"username":"john@example.com","password":"TopSecret0!","client_id":"${"x" * 129}"}""",
+                   """{"username":"john@example.com","password":"TopSecret0!","client_id":"caf\u00e9"}"""
+                 ))(postJson)
+        badForm <- ZIO.foreach(List(
+                   "grant_type=password&username=john%40example.com&password=TopSecret0%21&client_id=",
+                   "grant_type=password&username=john%40example.com&password=TopSecret0%21&client_id=a&client_id=a",
+                   "grant_type=password&username=john%40example.com&password=TopSecret0%21&client_id=tab%09"
+                 ))(postForm)
+        longest <- postJson(s"""{"username":"john@example.com","password":"TopSecret0!","client_id":"${"~" * 128}"}""")
+      yield assertTrue(
+        clientIdOf(none).contains(Json.Str("public")),
+        clientIdOf(json).contains(Json.Str("my app")),
+        clientIdOf(form).contains(Json.Str("my app")),
+        clientIdOf(longest).contains(Json.Str("~" * 128)),
+        (bad ++ badForm).forall(isError(_, 400, "invalid_request"))
+      )
+    },
+    test("the discovery document: the contract's members, JSON, public caching") {
+      send("GET", "/.well-known/openid-configuration").map { r =>
+        val doc = r.json.asObject.get
+        assertTrue(
+          r.status == 200,
+          r.header("content-type").contains("application/json"),
+          r.header("cache-control").contains("public, max-age=300"),
+          doc.get("issuer").contains(Json.Str("http://localhost:8080")),
+          doc.get("jwks_uri").contains(Json.Str("http://localhost:8080/.well-known/jwks.json")),
+          doc.get("id_token_signing_alg_values_supported").contains(Json.Arr(Json.Str("RS256"))),
+          doc.fields.length == 9
+        )
+      }
     },
     test("jane (argon2id) gets a token pair") {
       postJson("""{"username":"jane@example.com","password":"CorrectHorse9!"}""").map(r => assertTrue(r.status == 200))

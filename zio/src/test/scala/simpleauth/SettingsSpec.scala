@@ -20,7 +20,7 @@ object SettingsSpec extends ZIOSpecDefault:
   private def withInlineKey(key: String) =
     ConfigProvider.fromMap(Map("JWT_PRIVATE_KEY" -> key, "DATABASE_URL" -> "postgres://auth:auth@127.0.0.1:1/auth"))
 
-  def spec = suite("Settings")(inlineKey, databaseUrl)
+  def spec = suite("Settings")(inlineKey, issuerAndClientId, databaseUrl)
 
   private val devKid = Vectors.keys.find(_.file.endsWith("dev-rsa-2048.pem")).get.kid
 
@@ -33,13 +33,65 @@ object SettingsSpec extends ZIOSpecDefault:
       yield assertTrue(
         !flattened.contains("\n"),
         fromFlat.privateKeyPem.stringValue == Vectors.devKeyPem,
-        RsaKeys.load(fromFlat.privateKeyPem.stringValue).map(_.getKeyID) == Right(devKid),
-        RsaKeys.load(fromLines.privateKeyPem.stringValue).map(_.getKeyID) == Right(devKid)
+        SigningKeys.loadSigningKey(fromFlat.privateKeyPem.stringValue).map(_.kid) == Right(devKid),
+        SigningKeys.loadSigningKey(fromLines.privateKeyPem.stringValue).map(_.kid) == Right(devKid)
       )
     },
     test("a refused setting is one line naming the variable") {
       for refused <- Settings.load.flip.withConfigProvider(ConfigProvider.fromMap(Map("PORT" -> "99999", "JWT_PRIVATE_KEY" -> Vectors.devKeyPem)))
       yield assertTrue(refused.line.startsWith("simple-auth-zio: invalid configuration: "), refused.line.contains("PORT"), !refused.line.contains("\n"))
+    }
+  )
+
+  private def withKey(entries: (String, String)*) =
+    ConfigProvider.fromMap(Map("JWT_PRIVATE_KEY" -> Vectors.devKeyPem) ++ entries)
+
+  private def refusal(entries: (String, String)*): UIO[String] =
+    Settings.load.flip.map(_.line).orElseSucceed("(accepted)").withConfigProvider(withKey(entries*))
+
+  private def issuerAndClientId = suite("JWT_ISSUER, DEFAULT_CLIENT_ID, JWT_PUBLIC_KEYS_FILE")(
+    test("JWT_ISSUER: an absolute http(s) URL with a host and no query or fragment, else refused naming the variable") {
+      val refused = List("not a url", "issuer.example.test", "ftp://issuer.example.test", "https://", "https://issuer.example.test/?tenant=1",
+        "https://issuer.example.test/#x", "/relative/path", "http:opaque", "https://?x")
+      for
+        lines <- ZIO.foreach(refused)(i => refusal("JWT_ISSUER" -> i))
+        ok    <- ZIO.foreach(List("http://localhost:8080", "https://login.example.test/tenant-1/", "HTTPS://Issuer.Example.Test:8443/a/b"))(i =>
+                   Settings.load.map(_.issuer).withConfigProvider(withKey("JWT_ISSUER" -> i)))
+        dflt  <- Settings.load.map(_.issuer).withConfigProvider(withKey())
+      yield assertTrue(
+        lines.forall(l => l.startsWith("simple-auth-zio: invalid configuration: JWT_ISSUER: ") && !l.contains("\n")),
+        ok == List("http://localhost:8080", "https://login.example.test/tenant-1/", "HTTPS://Issuer.Example.Test:8443/a/b"),
+        dflt == "http://localhost:8080"
+      )
+    },
+    test("DEFAULT_CLIENT_ID: `public` by default or set but empty, 1-128 printable ASCII, else refused naming the variable") {
+      for
+        lines <- ZIO.foreach(List("x" * 129, "tab\there", "caf\u00e9"))(c => refusal("DEFAULT_CLIENT_ID" -> c))
+        dflt  <- Settings.load.map(_.defaultClientId).withConfigProvider(withKey())
+        empty <- Settings.load.map(_.defaultClientId).withConfigProvider(withKey("DEFAULT_CLIENT_ID" -> ""))
+        set   <- Settings.load.map(_.defaultClientId).withConfigProvider(withKey("DEFAULT_CLIENT_ID" -> ("~" * 128)))
+      yield assertTrue(lines.forall(_.contains("DEFAULT_CLIENT_ID")), dflt == "public", empty == "public", set == "~" * 128)
+    },
+    test("JWT_PUBLIC_KEYS_FILE is read at start; one that cannot be read is refused naming the variable") {
+      val bundle = Vectors.specDir.resolve("keys/dev-public-keys.pem").toString
+      for
+        missing <- refusal("JWT_PUBLIC_KEYS_FILE" -> "/nonexistent/bundle.pem")
+        cfg     <- Settings.load.withConfigProvider(withKey("JWT_PUBLIC_KEYS_FILE" -> bundle))
+        none    <- Settings.load.withConfigProvider(withKey())
+      yield assertTrue(
+        missing.contains("JWT_PUBLIC_KEYS_FILE") && missing.contains("/nonexistent/bundle.pem"),
+        cfg.publicKeysPem.exists(_.contains("BEGIN PUBLIC KEY")),
+        cfg.keySource.publicKeysFile.contains(bundle),
+        none.publicKeysPem.isEmpty
+      )
+    },
+    test("a refused signing key is one line naming the key, through the same layer the service builds") {
+      for lines <- ZIO.foreach(Vectors.invalidPrivateKeys)(f =>
+                     (for
+                       cfg <- Settings.load.withConfigProvider(ConfigProvider.fromMap(Map("JWT_PRIVATE_KEY_FILE" -> Vectors.specDir.resolve(f).toString)))
+                       _   <- ZIO.service[TokenSigner].provideLayer(ZLayer.succeed(cfg) >>> TokenSigner.live)
+                     yield "(accepted)").flip.map(_.line))
+      yield assertTrue(lines.size >= 6, lines.forall(l => l.startsWith("simple-auth-zio: JWT private key ") && !l.contains("\n")))
     }
   )
 

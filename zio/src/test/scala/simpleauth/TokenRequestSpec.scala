@@ -95,5 +95,44 @@ object TokenRequestSpec extends ZIOSpecDefault:
       test("grant_type other than password -> unsupported_grant_type") {
         assertTrue(form("grant_type=client_credentials&username=u&password=p") == Left(ApiError.UnsupportedGrantType))
       }
+    ),
+    suite("client_id")(
+      test("JSON: an optional string of 1-128 printable ASCII characters") {
+        def withId(v: String) = json(s"""{"username":"john@example.com","password":"TopSecret0!","client_id":$v}""")
+        assertTrue(
+          withId("\"web\"") == Right(TokenRequest("john@example.com", "TopSecret0!", Some("web"))),
+          withId("\" ~\"") == Right(TokenRequest("john@example.com", "TopSecret0!", Some(" ~"))),
+          withId(s"\"${"a" * 128}\"").map(_.clientId.map(_.length)) == Right(Some(128)),
+          json("""{"username":"john@example.com","password":"TopSecret0!"}""").map(_.clientId) == Right(None),
+          invalid(withId("null")),
+          invalid(withId("1")),
+          invalid(withId("{}")),
+          invalid(withId("[\"web\"]")),
+          invalid(withId("\"\"")),
+          invalid(withId(s"\"${"a" * 129}\"")),
+          invalid(withId("\"tab\\there\"")),
+          invalid(withId("\"caf\u00e9\"")),
+          invalid(withId("\"del\\u007f\"")),
+          invalid(json("""{"username":"john@example.com","password":"TopSecret0!","client_id":"a","client_id":"b"}"""))
+        )
+      },
+      test("form: optional, decoded value under the same rule, given twice -> invalid_request") {
+        val base = "grant_type=password&username=john%40example.com&password=TopSecret0%21"
+        assertTrue(
+          form(s"$base&client_id=my+app%21").map(_.clientId) == Right(Some("my app!")),
+          form(base).map(_.clientId) == Right(None),
+          invalid(form(s"$base&client_id=")),
+          invalid(form(s"$base&client_id=a&client_id=a")),
+          invalid(form(s"$base&client_id=${"a" * 129}")),
+          invalid(form(s"$base&client_id=caf%C3%A9")),
+          invalid(form(s"$base&client_id=tab%09"))
+        )
+      },
+      test("the rule itself (DEFAULT_CLIENT_ID uses it too)") {
+        assertTrue(
+          isValidClientId("public"), isValidClientId(" "), isValidClientId("~" * 128),
+          !isValidClientId(""), !isValidClientId("x" * 129), !isValidClientId("\u007f"), !isValidClientId("\u00e9"), !isValidClientId("\n")
+        )
+      }
     )
   )

@@ -23,20 +23,36 @@ object Vectors:
     def obj(name: String): Json.Obj = o.get(name).collect { case x: Json.Obj => x }.getOrElse(sys.error(s"no $name"))
 
   final case class PasswordVector(name: String, password: String, hash: String, valid: Boolean, malformed: Boolean)
-  final case class KeyVector(file: String, kid: String, n: String, e: String)
-  final case class AtHashVector(accessToken: String, atHash: String)
+  /** A dev signing key of spec/vectors.json `keys[]`: its type, algorithm, at_hash digest, kid and public JWK. */
+  final case class KeyVector(keyType: String, file: String, alg: String, atHashDigest: String, kid: String, jwk: Json.Obj)
+  final case class AtHashVector(alg: String, accessToken: String, atHash: String)
 
   lazy val passwords: List[PasswordVector] =
     arr("passwords").map(o => PasswordVector(o.str("name"), o.str("password"), o.str("hash"), o.bool("valid"), o.bool("malformed")))
 
   lazy val keys: List[KeyVector] =
-    arr("keys").map { o =>
-      val jwk = o.obj("jwk")
-      KeyVector(o.str("file"), o.str("kid"), jwk.str("n"), jwk.str("e"))
-    }
+    arr("keys").map(o => KeyVector(o.str("type"), o.str("file"), o.str("alg"), o.str("at_hash_digest"), o.str("kid"), o.obj("jwk")))
 
-  lazy val atHashes: List[AtHashVector] = arr("at_hash").map(o => AtHashVector(o.str("access_token"), o.str("at_hash")))
+  def key(keyType: String): KeyVector = keys.find(_.keyType == keyType).getOrElse(sys.error(s"no key $keyType in vectors.json"))
+
+  lazy val atHashes: List[AtHashVector] =
+    arr("at_hash").map(o => AtHashVector(o.str("alg"), o.str("access_token"), o.str("at_hash")))
+
+  /** `public_key_bundle`: the bundle file, the key that signs beside it, and the JWKS a service must publish. */
+  lazy val bundle: Json.Obj = json.obj("public_key_bundle")
 
   def readSpecFile(relative: String): String = Files.readString(specDir.resolve(relative))
 
   val devKeyPem: String = readSpecFile("keys/dev-rsa-2048.pem")
+
+  /** The dev key of a type, loaded as the service loads it. */
+  def signingKey(keyType: String): SigningKey =
+    SigningKeys.loadSigningKey(readSpecFile(key(keyType).file)).fold(e => sys.error(e), identity)
+
+  lazy val devKey: SigningKey = signingKey("rsa-2048")
+
+  /** The invalid keys of spec/keys/invalid/ that are private keys (every one must be refused). */
+  lazy val invalidPrivateKeys: List[String] =
+    val dir = specDir.resolve("keys/invalid")
+    scala.jdk.CollectionConverters.ListHasAsScala(Files.list(dir).toList).asScala.toList
+      .map(p => s"keys/invalid/${p.getFileName}").filter(f => f.endsWith(".pem") && !f.contains("/public-")).sorted

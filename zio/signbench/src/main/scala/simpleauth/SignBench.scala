@@ -12,7 +12,8 @@ import zio.json.ast.Json
  *
  * It builds the signer as `Main` does — ACCP installed before the key is parsed, the same `Settings`, the
  * same `TokenSigner.live` — but opens no port and no pool. Then, on the calling thread, it runs the service's
- * `TokenSigner.issue` (access token + ID token with `at_hash`, what POST /token signs) for a fixed user:
+ * `TokenSigner.issue` (access token + ID token with `at_hash`, what POST /token signs, with whatever key type the
+ * settings name: RS256, ES256 or EdDSA) for a fixed user:
  * 2 s untimed warm-up (JIT), then the given seconds timed. Each `issue` effect is run with
  * `Runtime.unsafe.run`, which runs an effect that never suspends (this one does not) to its end on the calling
  * thread, so that thread's CPU time is the whole cost. The result is one JSON line on stdout; anything else,
@@ -70,7 +71,7 @@ object SignBench:
     if !threads.isThreadCpuTimeEnabled then threads.setThreadCpuTimeEnabled(true)
     Unsafe.unsafe { implicit unsafe =>
       val runtime = Runtime.default
-      def issue(): TokenPair = runtime.unsafe.run(signer.issue(user)).getOrThrowFiberFailure()
+      def issue(): TokenPair = runtime.unsafe.run(signer.issue(user, None)).getOrThrowFiberFailure()
       def nanos(s: Double): Long = math.min((s * 1e9).toLong, Long.MaxValue / 4) // an absurd duration must not overflow the deadline
 
       val warmupEnd = java.lang.System.nanoTime() + nanos(warmupSeconds)
@@ -105,9 +106,11 @@ object SignBench:
             java.lang.System.err.println(refused.line)
             2
           case Right((signer, noNativeCrypto)) =>
-            noNativeCrypto.foreach(why => java.lang.System.err.println(s"signbench: native crypto provider unavailable, signing with the JDK's RSA: $why"))
+            noNativeCrypto.foreach(why => java.lang.System.err.println(s"signbench: native crypto provider unavailable, signing with the JDK's providers: $why"))
+            val key = Unsafe.unsafe(implicit unsafe => Runtime.default.unsafe.run(signer.keys).getOrThrowFiberFailure()).signing
+            java.lang.System.err.println(s"signbench: kid=${key.kid} alg=${key.alg} signer=${key.provider}")
             val result = measure(signer, sampleUser, WarmupSeconds, seconds)
-            stdout.println(result.json(NativeCrypto.rsaProvider))
+            stdout.println(result.json(key.provider))
             stdout.flush()
             0
     java.lang.System.exit(code)
