@@ -8,15 +8,17 @@
     python3 wrk/bench.py --url actix=https://simple-auth-actix.fly.dev   # already-running services
     python3 wrk/bench.py --url orig=http://127.0.0.1:3000 --verify basic # a token service without a JWKS
     python3 wrk/bench.py --smoke                        # short phases, one concurrency (CI)
+    python3 wrk/bench.py --key-type ed25519             # another dev key: rsa-2048 (default), rsa-4096, p-256, ed25519
     python3 wrk/bench.py --target docker --smoke        # the images of docker-compose.yml (wrk/containers.py)
 
-Per stack: release build (timed), artifact size, conformance gate, the
-stack's own signing ceiling (its `signbench` entry point: the service's own
-signer minting token pairs on one thread; a JVM stack whose provider is not
-Amazon Corretto Crypto Provider gets no number), start with the contract's
-environment in a cgroup of its own, start-up time (exec -> first 200 on
-/token), verification (two logins, tokens checked against the served JWKS)
-and a primer. Then, with every server up at once, the closed-loop sweep (wrk):
+Per stack: release build (timed), artifact size, conformance gate, OpenSSL's
+and the stack's own signing ceiling for the key type in use (--key-type; its
+`signbench` entry point: the service's own signer minting token pairs on one
+thread; a JVM stack whose provider is not Amazon Corretto Crypto Provider gets
+no number), start with the contract's environment in a cgroup of its own,
+start-up time (exec -> first 200 on /token), verification (two logins, the
+chosen dev key's kid in the served JWKS, tokens checked against it) and a
+primer. Then, with every server up at once, the closed-loop sweep (wrk):
 at each concurrency a warm-up until two consecutive windows agree on CPU per
 request within 3 %, then the repeats, the concurrencies and the stacks
 interleaved round-robin (both orders rotate each repeat and are recorded;
@@ -26,7 +28,10 @@ the same absolute rates for every stack (fractions of the slowest stack's
 closed-loop maximum) and 50/75/90 % of the stack's own maximum. Every run
 records the server's, wrk's and PostgreSQL's CPU time, the machine's idle
 and stolen CPU; any non-200 answer (or socket error) in any load phase fails
-the stack, and the runner exits non-zero when any stack failed.
+the stack, and the runner exits non-zero when any stack failed. The report
+gives each stack's own cost per request: its CPU per request minus its
+signing per token pair (most telling with the cheap signatures, p-256 and
+ed25519).
 
 Profiles (--profile): local (no limits), cpu1-256m (a whole core by CFS quota,
 256 MiB), fly-shared-cpu-1x (fly.io's shared vCPU: 80 ms period, 5 ms
@@ -71,8 +76,56 @@ OHA_VERSION = "1.15.0"  # wrk/install-loadgen.sh installs this one
 STABLE_WITHIN = 0.03    # warm-up: two consecutive windows' CPU per request within 3 %
 SHARED_FRACTIONS = (0.25, 0.5, 0.75, 0.9)  # open loop: of the slowest stack's closed-loop maximum, for every stack
 OWN_FRACTIONS = (0.5, 0.75, 0.9)           # open loop: of the stack's own closed-loop maximum
+# The signing key's type decides the tokens' algorithm (spec/README.md §2). Per dev key type (spec/vectors.json
+# `keys[].type`, the keys of stackctl.KEYS): how the report names it, the `openssl speed` algorithm that measures its
+# signing speed and the label that starts openssl's result line for it (`openssl speed -seconds 1 ALG` prints, e.g.,
+# "rsa 2048 bits 0.000295s 0.000017s   3390.0  59647.5", " 256 bits ecdsa (nistp256)   0.0000s   0.0001s  50309.1
+# 15860.2", " 253 bits EdDSA (Ed25519)   0.0000s   0.0001s  24434.0   9451.0" under a header naming the columns).
+KEY_TYPE_NAMES = {"rsa-2048": "RSA-2048", "rsa-4096": "RSA-4096", "p-256": "P-256", "ed25519": "Ed25519"}
+OPENSSL_SPEED = {
+    "rsa-2048": ("rsa2048", r"rsa\s+2048\s+bits", "RSA-2048"),
+    "rsa-4096": ("rsa4096", r"rsa\s+4096\s+bits", "RSA-4096"),
+    "p-256": ("ecdsap256", r"256\s+bits\s+ecdsa\s+\(nistp256\)", "ECDSA P-256"),
+    "ed25519": ("ed25519", r"253\s+bits\s+EdDSA\s+\(Ed25519\)", "Ed25519"),
+}
+DEFAULT_KEY_TYPE = stackctl.DEFAULT_KEY_TYPE
+JWS_ALGS = ("RS256", "ES256", "EdDSA")  # what a token may be signed with (spec/README.md §2)
 CRYPTO_FLAGS = ("avx512ifma", "avx512f", "avx512bw", "avx512vl", "vaes", "vpclmulqdq", "sha_ni", "avx2", "adx",
                 "bmi2", "aes", "pclmulqdq")
+
+
+# --------------------------------------------------------------------------- key types
+
+
+def key_alg(key_type: str) -> str:
+    """The JWS algorithm a dev key of this type signs with (spec/vectors.json)."""
+    return next(k["alg"] for k in VECTORS["keys"] if k["type"] == key_type)
+
+
+def key_kid(key_type: str) -> str:
+    """The dev key's RFC 7638 thumbprint, the `kid` its JWKS entry and tokens carry (spec/vectors.json)."""
+    return next(k["kid"] for k in VECTORS["keys"] if k["type"] == key_type)
+
+
+def recorded_key_type(record: dict | None) -> str | None:
+    """The key type a result set's settings (or a ceiling) record: `key_type` since issue 22, `key_bits` (always
+    RSA) in the sets made before it. None when neither is there."""
+    record = record or {}
+    if record.get("key_type"):
+        return record["key_type"]
+    if record.get("key_bits"):
+        return f"rsa-{record['key_bits']}"
+    return None
+
+
+def key_label(key_type: str | None, alg: str | None = None) -> str:
+    """How the report names a key type: "RSA-2048 (RS256)", "P-256 (ES256)", "Ed25519 (EdDSA)"."""
+    if key_type is None:
+        return "key type unknown"
+    if alg is None:
+        alg = next((k["alg"] for k in VECTORS["keys"] if k["type"] == key_type), None)
+    name = KEY_TYPE_NAMES.get(key_type, key_type)
+    return f"{name} ({alg})" if alg else name
 
 
 # --------------------------------------------------------------------------- settings
@@ -124,7 +177,7 @@ class Settings:
     limits: Limits
     scenario: str
     wrong_share: float
-    key_bits: int
+    key_type: str
     concurrency: list[int]
     duration: int
     warmup: int
@@ -187,7 +240,9 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--memory", type=int, metavar="MiB", help="memory limit for the server, overrides the profile")
     ap.add_argument("--scenario", choices=SCENARIOS, default="users")
     ap.add_argument("--wrong-share", type=float, default=0.0, help="share of logins with a wrong password (0..1)")
-    ap.add_argument("--key-bits", type=int, choices=sorted(stackctl.KEYS), default=2048)
+    ap.add_argument("--key-type", choices=list(stackctl.KEYS), default=DEFAULT_KEY_TYPE,
+                    help="the dev key every stack signs with; its type decides the algorithm: rsa-2048 and rsa-4096 "
+                         "-> RS256, p-256 -> ES256, ed25519 -> EdDSA (default %(default)s)")
     ap.add_argument("--concurrency", help="comma-separated connection counts (default 16,64,256; 4,16 under "
                                           "fly-shared-cpu-1x, where the baseline serves ~100 requests/s and more "
                                           "connections only queue past the pool's 1 s acquire timeout)")
@@ -278,7 +333,7 @@ def parse_args(argv: list[str] | None) -> Settings:
         ap.error("--duration, --repeats, --warmup-window, --rewarm, --open-loop-seconds and --open-loop-repeats must "
                  "be at least 1")
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
-                    a.key_bits, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
+                    a.key_type, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
                     not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log, capacity_steps)
 
@@ -636,14 +691,21 @@ class Sampler(threading.Thread):
 # --------------------------------------------------------------------------- measurements
 
 
-def openssl_ceiling(bits: int, seconds: int, runs: int = 1) -> dict:
-    """RSA signing speed on one core, the unavoidable cost of a request (two signatures). Like the stacks' own
-    ceilings, the fastest of `runs` readings (noise only ever slows a reading down); every reading is kept."""
-    readings = [_openssl_speed_once(bits, seconds) for _ in range(max(1, runs))]
+def openssl_ceiling(key_type: str, seconds: int, runs: int = 1) -> dict:
+    """OpenSSL's signing speed on one core for the key type in use (RSA-2048/4096: `openssl speed rsa2048`/`rsa4096`,
+    P-256: `ecdsap256`, Ed25519: `ed25519`), the unavoidable cost of a request (two signatures). Like the stacks'
+    own ceilings, the fastest of `runs` readings (noise only ever slows a reading down); every reading is kept."""
+    if key_type not in OPENSSL_SPEED:
+        raise ToolError(f"no openssl speed algorithm for key type {key_type!r}")
+    readings = [_openssl_speed_once(key_type, seconds) for _ in range(max(1, runs))]
     signs = max(readings)
+    algo, _, name = OPENSSL_SPEED[key_type]
     return {
         "tool": subprocess.run(["openssl", "version"], capture_output=True, text=True).stdout.strip(),
-        "key_bits": bits,
+        "key_type": key_type,
+        "alg": key_alg(key_type),
+        "signature": name,
+        "openssl_speed": algo,
         "signs_per_s_per_core": signs,
         "sign_ms": 1000 / signs,
         "token_pairs_per_s_per_core": signs / 2,
@@ -652,20 +714,38 @@ def openssl_ceiling(bits: int, seconds: int, runs: int = 1) -> dict:
     }
 
 
-def _openssl_speed_once(bits: int, seconds: int) -> float:
-    res = subprocess.run(["openssl", "speed", "-seconds", str(seconds), f"rsa{bits}"], capture_output=True, text=True)
-    m = re.search(rf"^rsa\s+{bits}\s+bits\s+\S+s\s+\S+s\s+([\d.]+)\s+([\d.]+)", res.stdout, re.M)
-    if res.returncode != 0 or not m:
-        raise ToolError(f"openssl speed rsa{bits} failed: {res.stderr.strip()[-300:]}")
-    return float(m.group(1))
+def parse_openssl_speed(text: str, key_type: str) -> float | None:
+    """The sign/s figure of `openssl speed`'s result line for the key type, or None. The column is found by its
+    header (`sign verify sign/s verify/s` in OpenSSL 3.0/3.1; 3.2+ adds encrypt/decrypt columns for RSA), the
+    figures being the line's last fields, after the label ("rsa 2048 bits", "256 bits ecdsa (nistp256)", ...)."""
+    _, label, _ = OPENSSL_SPEED[key_type]
+    header: list[str] | None = None
+    for line in text.splitlines():
+        fields = line.split()
+        if "sign/s" in fields:
+            header = fields
+        elif header and re.match(rf"^\s*{label}\s", line) and len(fields) > len(header):
+            with contextlib.suppress(ValueError):
+                return float(fields[len(fields) - len(header) + header.index("sign/s")])
+    return None
+
+
+def _openssl_speed_once(key_type: str, seconds: int) -> float:
+    algo = OPENSSL_SPEED[key_type][0]
+    res = subprocess.run(["openssl", "speed", "-seconds", str(seconds), algo], capture_output=True, text=True)
+    signs = parse_openssl_speed(res.stdout, key_type)
+    if res.returncode != 0 or not signs:
+        raise ToolError(f"openssl speed {algo} failed: {(res.stderr or res.stdout).strip()[-300:]}")
+    return signs
 
 
 NATIVE_JVM_PROVIDER = "AmazonCorrettoCryptoProvider"
 
 
 def provider_problem(stack: Stack, own: dict | None, error: str | None) -> str | None:
-    """A JVM stack must sign with the native provider (ACCP, AWS-LC) like the others: with the JDK's own RSA
-    its numbers would measure a different signer. None when fine (non-JVM stacks are not checked)."""
+    """A JVM stack must sign with the native provider (ACCP, AWS-LC) like the others, for every key type: with the
+    JDK's own RSA, EC or EdDSA its numbers would measure a different signer. None when fine (non-JVM stacks are
+    not checked)."""
     if not stack.uses_java:
         return None
     if own is None:
@@ -905,19 +985,22 @@ def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: t
 # --------------------------------------------------------------------------- verification
 
 
-def verify_service(base_url: str, issuer: str | None, key_bits: int | None) -> str | None:
-    """Two logins whose tokens verify against the served JWKS; None when all is well, else the reason."""
+def verify_service(base_url: str, issuer: str | None, key_type: str | None) -> str | None:
+    """Two logins whose tokens verify against the served JWKS; None when all is well, else the reason. With a
+    key type (the services this runner starts), the JWKS must serve that dev key's `kid` (spec/vectors.json) and
+    both tokens must be signed by it with its algorithm; without one (a --url target), each token's `kid` must be
+    in the JWKS and its algorithm one the contract allows, RS256, ES256 or EdDSA."""
     import jwt
     import requests
-    from jwt.algorithms import RSAAlgorithm
 
     try:
         jwks = requests.get(base_url + "/.well-known/jwks.json", timeout=10).json()
         keys = {k["kid"]: k for k in jwks["keys"]}
-        if key_bits is not None:
-            want = next(k["kid"] for k in VECTORS["keys"] if k["bits"] == key_bits)
+        want = None
+        if key_type is not None:
+            want, alg = key_kid(key_type), key_alg(key_type)
             if want not in keys:
-                return f"JWKS does not serve the {key_bits}-bit dev key (kid {want})"
+                return f"JWKS does not serve the {key_label(key_type)} dev key (kid {want})"
         for creds in ({"username": "john@example.com", "password": "TopSecret0!"},
                       {"username": "legacy42@example.com", "password": "legacy-pass-42"}):
             r = requests.post(base_url + "/token", json=creds, timeout=10)
@@ -926,10 +1009,16 @@ def verify_service(base_url: str, issuer: str | None, key_bits: int | None) -> s
             body = r.json()
             for name in ("access_token", "id_token"):
                 token = body[name]
-                kid = jwt.get_unverified_header(token).get("kid")
+                header = jwt.get_unverified_header(token)
+                kid = header.get("kid")
                 if kid not in keys:
                     return f"{name} has kid {kid!r}, not in the JWKS"
-                claims = jwt.decode(token, RSAAlgorithm.from_jwk(json.dumps(keys[kid])), algorithms=["RS256"],
+                if want is not None and kid != want:
+                    return f"{name} is signed with kid {kid!r}, not the {key_label(key_type)} dev key ({want})"
+                expected = alg if want is not None else keys[kid].get("alg") or header.get("alg")
+                if expected not in JWS_ALGS or header.get("alg") != expected:
+                    return f"{name} is signed with {header.get('alg')!r}, expected {expected!r}"
+                claims = jwt.decode(token, jwt.PyJWK(keys[kid], expected).key, algorithms=[expected],
                                     audience="channel-api", issuer=issuer, options={"verify_iss": issuer is not None})
                 if name == "id_token" and claims.get("email") != creds["username"]:
                     return f"id_token email is {claims.get('email')!r}"
@@ -993,11 +1082,12 @@ def startup_probe(cmd: list[str], cwd: Path, env: dict, url: str) -> float:
         stackctl.stop_process(proc)
 
 
-def conformance_gate(stack: str) -> str | None:
-    """The suite on its own throw-away database (its outage tests stop and start it)."""
+def conformance_gate(stack: str, key_type: str = stackctl.DEFAULT_KEY_TYPE) -> str | None:
+    """The whole suite on its own throw-away database (its outage tests stop and start it), signing with the key
+    type the run measures: a stack is measured only with the algorithm it was just shown to get right."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(ROOT / "spec" / "conformance"), "--stack", stack],
-                         capture_output=True, text=True, env=env)
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(ROOT / "spec" / "conformance"), "--stack", stack,
+                          "--key-type", key_type], capture_output=True, text=True, env=env)
     if res.returncode != 0:
         tail = [ln for ln in res.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))][:3]
         return "conformance suite failed: " + ("; ".join(tail) or res.stdout.strip()[-300:])
@@ -1127,7 +1217,9 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
             "limits": limits,
             "scenario": settings.scenario,
             "wrong_share": settings.wrong_share,
-            "key_bits": settings.key_bits,
+            "key_type": settings.key_type,
+            "alg": key_alg(settings.key_type),
+            "kid": key_kid(settings.key_type),
             "concurrency": settings.concurrency,
             "duration_s": settings.duration,
             "warmup_cap_s": settings.warmup,
@@ -1527,7 +1619,7 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         result["artifact_bytes"] = stack.artifact.stat().st_size
         if settings.conformance:
             progress.say(stack.name, "conformance gate")
-            reason = conformance_gate(stack.name)
+            reason = conformance_gate(stack.name, settings.key_type)
             if reason:
                 live.fail(reason)
                 return live
@@ -1536,12 +1628,12 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         return live
 
     port = stackctl.free_port()
-    env = stack.contract_env(db_url, port, settings.key_bits)
+    env = stack.contract_env(db_url, port, settings.key_type)
     # The machine's speed drifts by several per cent over minutes (a shared VM): the ceilings this stack's
     # numbers are divided by are measured right before it, not once at the start of the run.
-    progress.say(stack.name, f"openssl speed rsa{settings.key_bits} (best of {settings.signbench_runs})")
+    progress.say(stack.name, f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} (best of {settings.signbench_runs})")
     try:
-        result["openssl_ceiling"] = openssl_ceiling(settings.key_bits, round(settings.signbench_s), settings.signbench_runs)
+        result["openssl_ceiling"] = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
     own_error = None
@@ -1609,7 +1701,7 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         if governor:
             result["fly"]["startup_empty_balance_s"] = result["startup_samples_s"][-1]
             result["fly"]["startup_cpu_s"] = round(cgroup.cpu_usage_s() or 0.0, 3)
-        reason = verify_service(url, env["JWT_ISSUER"], settings.key_bits)
+        reason = verify_service(url, env["JWT_ISSUER"], settings.key_type)
         result["verification"] = "jwks: two logins, both tokens verified against the served JWKS"
         if reason:
             live.fail(f"verification: {reason}")
@@ -1686,7 +1778,10 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
     wrk/docker-ci.sh's job (it needs the suite's issuer/audience); here the verification gates the numbers."""
     import containers
     limits = (settings.limits.cpus, settings.limits.memory_mb) if settings.limits else None
-    env = containers.compose_env(containers.readable_key(settings.key_bits), limits)
+    env = containers.compose_env(containers.readable_key(settings.key_type), limits)
+    for var in containers.SUITE_OVERRIDES:  # each container keeps the issuer it is reachable at (docker-compose.yml)
+        env.pop(var, None)
+    issuers = containers.compose_issuers()
     results = [{"name": s.name, "target": "docker", "failed": "no service in docker-compose.yml"}
                for s in stacks if s.name not in containers.PORTS]
     try:
@@ -1714,7 +1809,7 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
                 result["startup_s"] = round(time.monotonic() - t0, 3)  # compose up -> /health 200
                 cid = containers.container_id(env, stack.name)
                 cg = containers.ContainerCgroup(cid)
-                reason = verify_service(url, "http://localhost:8080", settings.key_bits)
+                reason = verify_service(url, issuers.get(stack.name), settings.key_type)
                 if reason:
                     result["failed"] = f"verification: {reason}"
                     continue
@@ -1762,9 +1857,31 @@ def _median_of(runs: list[dict], key: str, nd: int = 4):
     return round(statistics.median(vals), nd) if vals else None
 
 
+def signed_share(runs: list[dict]) -> float:
+    """The share of the answers that issued tokens (200s; a wrong password is answered 400 unsigned), over the
+    runs: what the signing cost per token pair is weighed by in the CPU per answer. 1.0 when not recorded."""
+    ok, total = sum(r.get("requests_ok", 0) for r in runs), sum(r.get("requests", 0) for r in runs)
+    if not total or any("requests_ok" not in r for r in runs):
+        return 1.0
+    return ok / total
+
+
+def own_cost(cpu_ms: float, result: dict, ceiling: dict | None, share: float = 1.0) -> tuple[float, str] | None:
+    """The stack's own cost per request: its CPU per request minus its signing per token pair (its own signbench
+    for the key type in use; OpenSSL's two signatures when it has none), times the share of answers that sign.
+    What is left is the framework, HTTP, JSON, the pool and the password check: the same for every key type, and
+    measured most precisely when the signature is cheap (P-256, Ed25519). (ms, basis) or None."""
+    if result.get("own_ceiling"):
+        return round(cpu_ms - result["own_ceiling"]["pair_ms"] * share, 4), "signbench"
+    if ceiling:
+        return round(cpu_ms - 2 * ceiling["sign_ms"] * share, 4), "openssl"
+    return None
+
+
 def summarize(result: dict, ceiling: dict | None) -> dict:
     """Medians per concurrency with the repeats' spread (what wrk/compare.py weighs a difference against).
-    Crypto share divides by the OpenSSL ceiling measured just before this stack, else by the run's one."""
+    Crypto share divides by the OpenSSL ceiling measured just before this stack, else by the run's one; the
+    stack's own cost per request subtracts its signing (own_cost) from the median CPU per request."""
     if result.get("failed") or not result.get("runs"):
         return {}
     ceiling = result.get("openssl_ceiling") or ceiling
@@ -1785,6 +1902,14 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
                 s["crypto_share"] = round(2 * ceiling["sign_ms"] / s["cpu_ms_per_request"], 3)
             if result.get("own_ceiling"):
                 s["own_share"] = round(result["own_ceiling"]["pair_ms"] / s["cpu_ms_per_request"], 3)
+            share = signed_share(runs)
+            own = own_cost(s["cpu_ms_per_request"], result, ceiling, share)
+            if own:
+                s["own_cost_ms_per_request"], s["own_cost_basis"] = own
+                s["own_cost_ms_per_request_spread"] = {k: round(v - (s["cpu_ms_per_request"] - own[0]), 4)
+                                                       for k, v in s["cpu_ms_per_request_spread"].items()}
+                if share != 1.0:
+                    s["signed_share"] = round(share, 4)
         for key in ("wrk_cpu_ms_per_request", "pg_cpu_ms_per_request"):
             v = _median_of(runs, key)
             if v is not None:
@@ -1891,12 +2016,21 @@ def pct(v) -> str:
     return "n/a" if v is None else f"{v * 100:.0f}%"
 
 
+def signature_name(ceiling: dict) -> str:
+    """What an OpenSSL ceiling measured: "RSA-2048", "ECDSA P-256", "Ed25519" (sets before issue 22: RSA)."""
+    if ceiling.get("signature"):
+        return ceiling["signature"]
+    kt = recorded_key_type(ceiling)
+    return OPENSSL_SPEED[kt][2] if kt in OPENSSL_SPEED else "RSA"
+
+
 def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[dict], order: list | None = None) -> str:
     st = env["settings"]
     cpu = env.get("cpu") or {}
     flags = ", ".join(f for f, on in (cpu.get("crypto_flags") or {}).items() if on) or "n/a"
+    key_type = recorded_key_type(st)
     lines = [
-        f"# simple-auth benchmark — {st['profile']}, scenario `{st['scenario']}`, RSA-{st['key_bits']}",
+        f"# simple-auth benchmark — {st['profile']}, scenario `{st['scenario']}`, {key_label(key_type, st.get('alg'))}",
         "",
         f"{env['date_utc']} · {env['cpu_model']}"
         + (f" (family {cpu.get('family')} model {cpu.get('model')} stepping {cpu.get('stepping')})" if cpu else "")
@@ -1917,7 +2051,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
     if ceiling:
         lines += [f"Ceiling at the start of the run ({ceiling['tool']}, best of "
                   f"{len(ceiling.get('runs_signs_per_s_per_core') or [1])}): {ceiling['signs_per_s_per_core']:.0f} "
-                  f"RSA-{ceiling['key_bits']} signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} "
+                  f"{signature_name(ceiling)} signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} "
                   f"token pairs/s per core ({ceiling['token_pairs_per_s_all_cores']:.0f} on all {env['cores']} cores, "
                   "if nothing else ran)." + (f" At the end, every server stopped: {ceiling['end_of_run']['signs_per_s_per_core']:.0f}"
                                              f" ({ceiling['end_of_run']['ratio_to_start']:.0%} of the start): the "
@@ -1929,7 +2063,8 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                   "(all of them in results.json), and each stack's own ceiling (`signbench`: the service's own signer, "
                   "settings and key issue token pairs on one thread; per CPU second of that thread). A stack's shares "
                   "below divide by these:", "",
-                  "| stack | OpenSSL signatures/s per core | own provider | own token pairs/s per core | own ms per pair "
+                  f"| stack | OpenSSL {OPENSSL_SPEED[key_type][2] + ' ' if key_type in OPENSSL_SPEED else ''}"
+                  "signatures/s per core | own provider | own token pairs/s per core | own ms per pair "
                   "| own vs OpenSSL (2 signatures) |",
                   "| --- | ---: | --- | ---: | ---: | ---: |"]
         for r in owned:
@@ -2004,19 +2139,47 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
             lines.append("")
 
     lines += ["## Cost (at each stack's highest-throughput concurrency)", "",
-              "| stack | c | server CPU ms/req | wrk CPU ms/req | PostgreSQL CPU ms/req | idle cores | steal cores "
-              "| crypto share | own share | start-up s | artifact MiB | build s |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "| stack | c | server CPU ms/req | signing ms/pair | own cost ms/req | wrk CPU ms/req "
+              "| PostgreSQL CPU ms/req | idle cores | steal cores | crypto share | own share | start-up s "
+              "| artifact MiB | build s |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in ok:
         s = r["summary"]
         k = s["by_concurrency"][s["max_rps_at"]]
         m = k.get("machine") or {}
         lines.append(
             f"| {r['name']} | {s['max_rps_at']} | {fmt(k.get('cpu_ms_per_request'), '.3f')} | "
+            f"{signing_cell(r, ceiling)} | {own_cost_cell(k)} | "
             f"{fmt(k.get('wrk_cpu_ms_per_request'), '.3f')} | {fmt(k.get('pg_cpu_ms_per_request'), '.3f')} | "
             f"{fmt(m.get('idle_cores'), '.2f')} | {fmt(m.get('steal_cores'), '.2f')} | {pct(k.get('crypto_share'))} | "
             f"{pct(k.get('own_share'))} | {fmt(r.get('startup_s'), '.2f')} | "
             f"{fmt(r['artifact_bytes'] / 2**20 if r.get('artifact_bytes') else None, '.1f')} | {fmt(r.get('build_s'), '.0f')} |")
+    with_own = [r for r in ok if any(k.get("own_cost_ms_per_request") is not None
+                                     for k in r["summary"]["by_concurrency"].values())]
+    if with_own:
+        lines += ["", f"## Own cost per request (ms CPU): server CPU per request minus its signing, "
+                      f"{key_label(key_type, st.get('alg'))}", "",
+                  "What each stack spends on a request apart from signing its token pair (signing ms/pair: the "
+                  "service's own signer minting a pair, claims, `at_hash` and both signatures, on one thread, "
+                  "`signbench`): HTTP, the request's JSON, the pool and PostgreSQL's client, the password check, the "
+                  "answer. It hardly depends on the key type, and it is measured best where the signature is cheap "
+                  "(P-256, Ed25519): there the signing is a small part of the CPU per request, and the difference of "
+                  "two numbers of which one is most of the other no longer amplifies their errors. Each cell: "
+                  "CPU per request → own cost [the repeats' range].", "",
+                  "| stack | signing ms/pair | " + " | ".join(f"c={c}" for c in conc) + " |",
+                  "| --- | ---: | " + " | ".join("---:" for _ in conc) + " |"]
+        for r in with_own:
+            bc = r["summary"]["by_concurrency"]
+            cells = []
+            for c in conc:
+                k = bc.get(str(c)) or {}
+                if k.get("own_cost_ms_per_request") is None:
+                    cells.append("")
+                    continue
+                sp = k.get("own_cost_ms_per_request_spread")
+                rng = f" [{sp['min']:.3f}–{sp['max']:.3f}]" if sp and sp["min"] != sp["max"] else ""
+                cells.append(f"{k['cpu_ms_per_request']:.3f} → {own_cost_cell(k)}{rng}")
+            lines.append(f"| {r['name']} | {signing_cell(r, ceiling)} | " + " | ".join(cells) + " |")
     lines += ["", "## Memory (MiB)", "",
               "| stack | RSS peak | RSS steady | anonymous peak | anonymous steady | cgroup peak |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -2057,15 +2220,33 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
     if basic:
         lines += ["", "Verified `basic` only (answers 200 with two JWTs, signatures not checked): "
                   + ", ".join(r["name"] for r in basic) + "."]
-    lines += ["", "Crypto share = 2 × (one RSA signature's CPU time, OpenSSL, measured before the stack) ÷ the server's CPU "
+    lines += ["", "Crypto share = 2 × (one signature's CPU time, OpenSSL, measured before the stack) ÷ the server's CPU "
               "time per request. Own share = the stack's own CPU time per token pair (signbench) ÷ its CPU time per "
-              "request. wrk and PostgreSQL CPU per request are theirs during the same runs; idle and steal are the "
-              "machine's (/proc/stat), in cores.",
+              "request. Signing ms/pair = the stack's own CPU time per token pair (signbench; † = OpenSSL's two "
+              "signatures, the stack has no signbench). Own cost = server CPU per request − signing ms/pair × the "
+              "share of answers that issue tokens (all of them unless wrong passwords are sent). wrk and "
+              "PostgreSQL CPU per request are theirs during the same runs; idle and steal are the machine's "
+              "(/proc/stat), in cores.",
               "Start-up = exec → first token, median of the starts (`startup_samples_s` in results.json). "
               "Server-side figures (CPU, memory) are n/a for `--url` targets.", ""]
     text = "\n".join(lines)
     path.write_text(text)
     return text
+
+
+def signing_cell(result: dict, ceiling: dict | None) -> str:
+    """The stack's signing time per token pair: its own signbench's, else († ) OpenSSL's two signatures."""
+    if result.get("own_ceiling"):
+        return f"{result['own_ceiling']['pair_ms']:.3f}"
+    if result.get("target") == "url":  # a service this runner did not start: its key is not known
+        return "n/a"
+    c = result.get("openssl_ceiling") or ceiling
+    return f"{2 * c['sign_ms']:.3f}†" if c else "n/a"
+
+
+def own_cost_cell(k: dict) -> str:
+    v = k.get("own_cost_ms_per_request")
+    return "n/a" if v is None else f"{v:.3f}" + ("†" if k.get("own_cost_basis") == "openssl" else "")
 
 
 def write_charts(out: Path, results: list[dict]) -> list[str]:
@@ -2169,10 +2350,10 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress(estimated_seconds(settings, len(stacks) + len(settings.urls)))
     env = environment(settings, stacks)
 
-    progress.say("ceiling", f"openssl speed rsa{settings.key_bits}")
+    progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]}")
     ceiling = None
     try:
-        ceiling = openssl_ceiling(settings.key_bits, round(settings.signbench_s), settings.signbench_runs)
+        ceiling = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
 
@@ -2199,9 +2380,9 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.monotonic() - t0
     if ceiling and results:
         # Once more with every server stopped: how far the machine's own speed moved during the run.
-        progress.say("ceiling", f"openssl speed rsa{settings.key_bits} again (end of the run)")
+        progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} again (end of the run)")
         try:
-            end = openssl_ceiling(settings.key_bits, round(settings.signbench_s), settings.signbench_runs)
+            end = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
             ceiling["end_of_run"] = {"signs_per_s_per_core": end["signs_per_s_per_core"],
                                      "runs_signs_per_s_per_core": end.get("runs_signs_per_s_per_core"),
                                      "ratio_to_start": round(end["signs_per_s_per_core"]

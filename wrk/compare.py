@@ -3,6 +3,7 @@
 
     python3 wrk/compare.py results/<A>-local results/<B>-local    # two folders written by make bench
     make compare A=results/... B=results/...
+    python3 wrk/compare.py --own-cost results/<rsa-2048> results/<p-256> results/<ed25519> ...   # by key type
 
 For every stack in both sets and every metric both have: the two values, B ÷ A,
 and whether the difference is inside the run-to-run spread. The spread is the
@@ -12,6 +13,13 @@ their runs), taken relative to the median; a difference is "inside" when
 |B ÷ A − 1| is no larger than the larger of the two relative spreads.
 Metrics measured once per set (open-loop percentiles, memory, fly's burst)
 have no spread of their own: "single" says so, and the ratio stands alone.
+
+Each set names the key type its stacks signed with (`--key-type`; sets from
+before it record `key_bits`, RSA). Between sets of different key types, CPU
+per request, requests/s and the signing ceilings differ by design; the
+stack's own cost per request (CPU per request minus its signing per token
+pair) is what should agree. `--own-cost` puts that one metric of any number
+of sets side by side, stack by stack and concurrency by concurrency.
 Exit status: 0, or 2 when a set cannot be read.
 """
 from __future__ import annotations
@@ -50,6 +58,44 @@ def load(path: str | Path) -> dict:
     return data
 
 
+def key_type(data: dict) -> str | None:
+    """The key type a set's stacks signed with: `key_type` in its settings, or `rsa-<key_bits>` in older sets."""
+    st = (data.get("environment") or {}).get("settings") or {}
+    if st.get("key_type"):
+        return st["key_type"]
+    if st.get("key_bits"):
+        return f"rsa-{st['key_bits']}"
+    return None
+
+
+def key_label(data: dict) -> str:
+    """"p-256 (ES256)", "rsa-2048 (RS256)" (older sets: always RS256), or "key type unknown"."""
+    kt = key_type(data)
+    if kt is None:
+        return "key type unknown"
+    alg = ((data.get("environment") or {}).get("settings") or {}).get("alg") or ("RS256" if kt.startswith("rsa-") else None)
+    return f"{kt} ({alg})" if alg else kt
+
+
+def own_costs(stack: dict) -> dict[str, Value]:
+    """Per concurrency, the stack's own cost per request (ms CPU): as the set summarised it, or, in sets from
+    before it did, its CPU per request minus its own signing time per token pair (signbench), the repeats' range
+    shifted alike."""
+    out: dict[str, Value] = {}
+    s = stack.get("summary") or {}
+    pair_ms = (stack.get("own_ceiling") or {}).get("pair_ms")
+    for c, bc in (s.get("by_concurrency") or {}).items():
+        if bc.get("own_cost_ms_per_request") is not None:
+            sp = bc.get("own_cost_ms_per_request_spread") or {}
+            out[c] = Value(bc["own_cost_ms_per_request"], sp.get("min"), sp.get("max"))
+        elif pair_ms is not None and bc.get("cpu_ms_per_request") is not None:
+            sp = bc.get("cpu_ms_per_request_spread") or {}
+            lo, hi = sp.get("min"), sp.get("max")
+            out[c] = Value(round(bc["cpu_ms_per_request"] - pair_ms, 4), None if lo is None else round(lo - pair_ms, 4),
+                           None if hi is None else round(hi - pair_ms, 4))
+    return out
+
+
 def _spread(d: dict | None) -> Value | None:
     if not d or d.get("median") is None:
         return None
@@ -78,6 +124,8 @@ def metrics(stack: dict) -> dict[str, Value]:
             out[f"CPU ms/request c={c}"] = _spread(cpu)
         elif bc.get("cpu_ms_per_request") is not None:  # sets from before the spread was summarised
             out[f"CPU ms/request c={c}"] = _runs(raw, bc["cpu_ms_per_request"]) or Value(bc["cpu_ms_per_request"])
+        if (own := own_costs(stack).get(c)) is not None:
+            out[f"own cost ms/request c={c}"] = own
         for key, label in (("wrk_cpu_ms_per_request", "wrk CPU ms/request"),
                            ("pg_cpu_ms_per_request", "PostgreSQL CPU ms/request")):
             if bc.get(key) is not None:
@@ -95,6 +143,8 @@ def metrics(stack: dict) -> dict[str, Value]:
     if own:
         out["own token pairs/s per core"] = _runs(own.get("runs_token_pairs_per_s_per_core"),
                                                   own.get("token_pairs_per_s_per_core"))
+        if own.get("pair_ms") is not None:
+            out["own signing ms/pair"] = Value(own["pair_ms"])
     ossl = stack.get("openssl_ceiling")
     if ossl:
         out["OpenSSL signatures/s per core"] = _runs(ossl.get("runs_signs_per_s_per_core"),
@@ -143,8 +193,14 @@ def compare(a: dict, b: dict) -> list[dict]:
     return rows
 
 
-def render(rows: list[dict], a_name: str, b_name: str) -> str:
-    lines = [f"A = {a_name}", f"B = {b_name}", "",
+def render(rows: list[dict], a_name: str, b_name: str, a: dict | None = None, b: dict | None = None) -> str:
+    la, lb = (key_label(a), key_label(b)) if a is not None and b is not None else (None, None)
+    lines = [f"A = {a_name}" + (f", {la}" if la else ""), f"B = {b_name}" + (f", {lb}" if lb else ""), ""]
+    if la and key_type(a) != key_type(b):
+        lines += ["The two sets signed with different key types: CPU per request, requests/s and the signing "
+                  "figures differ by design; the own cost per request (CPU per request minus the stack's signing) "
+                  "is the comparable one.", ""]
+    lines += [
              "| stack | metric | A | B | B/A | run-to-run spread | difference |",
              "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
@@ -157,22 +213,76 @@ def render(rows: list[dict], a_name: str, b_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def own_cost_rows(sets: list[dict]) -> list[dict]:
+    """Every stack of any set, at every concurrency of any set: its own cost per request in each set (None where
+    the set has none)."""
+    names = list(dict.fromkeys(s["name"] for d in sets for s in d["stacks"]))
+    rows = []
+    for name in names:
+        per_set = [next((s for s in d["stacks"] if s["name"] == name and not s.get("failed")), None) for d in sets]
+        costs = [own_costs(s) if s else {} for s in per_set]
+        pair = [(s.get("own_ceiling") or {}).get("pair_ms") if s else None for s in per_set]
+        for c in sorted({c for x in costs for c in x}, key=int):
+            rows.append({"stack": name, "concurrency": int(c), "signing_ms_per_pair": pair,
+                         "own_cost": [x.get(c) for x in costs]})
+    return rows
+
+
+def render_own_cost(rows: list[dict], names: list[str], sets: list[dict]) -> str:
+    lines = ["Own cost per request (ms CPU) = server CPU per request − the stack's own signing per token pair "
+             "(signbench), by key type, at each concurrency; [the repeats' range]. The first row of each stack is "
+             "that signing time per pair.", ""]
+    lines += [f"- set {i + 1}: {n}, {key_label(d)}" for i, (n, d) in enumerate(zip(names, sets))] + [""]
+    lines += ["| stack | | " + " | ".join(key_label(d) for d in sets) + " |",
+              "| --- | --- | " + " | ".join("---:" for _ in sets) + " |"]
+    seen = set()
+    for r in rows:
+        if r["stack"] not in seen:
+            seen.add(r["stack"])
+            sig = " | ".join("" if p is None else f"{p:.3f}" for p in r["signing_ms_per_pair"])
+            lines.append(f"| {r['stack']} | signing ms/pair | {sig} |")
+        cells = []
+        for v in r["own_cost"]:
+            if v is None:
+                cells.append("")
+            else:
+                rng = f" [{v.low:.3f}–{v.high:.3f}]" if v.low is not None and v.high is not None and v.low != v.high else ""
+                cells.append(f"{v.value:.3f}{rng}")
+        lines.append(f"| {r['stack']} | own ms/req c={r['concurrency']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("a", help="result folder (or its results.json): the baseline")
-    ap.add_argument("b", help="result folder (or its results.json): compared with A")
+    ap.add_argument("sets", nargs="+", metavar="SET",
+                    help="result folders (or their results.json): A, the baseline, and B, compared with A; with "
+                         "--own-cost, any number")
     ap.add_argument("--json", action="store_true", help="rows as JSON instead of a Markdown table")
+    ap.add_argument("--own-cost", action="store_true",
+                    help="each stack's own cost per request (CPU per request minus its signing) in every set, side "
+                         "by side: the sets of one commit run with different --key-type")
     args = ap.parse_args(argv)
+    if not args.own_cost and len(args.sets) != 2:
+        ap.error("two sets to compare (A and B); any number with --own-cost")
     try:
-        a, b = load(args.a), load(args.b)
+        sets = [load(p) for p in args.sets]
     except SystemExit as e:
         print(e, file=sys.stderr)
         return 2
+    if args.own_cost:
+        rows = own_cost_rows(sets)
+        if args.json:
+            print(json.dumps([{**r, "own_cost": [None if v is None else v.__dict__ for v in r["own_cost"]],
+                               "key_types": [key_type(d) for d in sets]} for r in rows], indent=1))
+        else:
+            print(render_own_cost(rows, args.sets, sets), end="")
+        return 0
+    a, b = sets
     rows = compare(a, b)
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        print(render(rows, args.a, args.b), end="")
+        print(render(rows, args.sets[0], args.sets[1], a, b), end="")
         if not rows:
             print("(no stack in both sets)")
     return 0

@@ -63,6 +63,24 @@ def published_ports(compose_file: Path = COMPOSE_FILE) -> dict[str, int]:
 
 # The stacks' published ports.
 PORTS = published_ports()
+
+# What the conformance suite sets for every container at once (docker-ci.sh exports them); without them each
+# container keeps the issuer it is reachable at (compose_issuers).
+SUITE_OVERRIDES = tuple(CONFORMANCE_ENV)
+
+
+def compose_issuers(compose_file: Path = COMPOSE_FILE) -> dict[str, str]:
+    """Each stack service's JWT_ISSUER as docker-compose.yml gives it when JWT_ISSUER is not set: the default of
+    its `${JWT_ISSUER:-http://localhost:8081}`, the URL it is reachable at from this machine."""
+    services = yaml.safe_load(compose_file.read_text()).get("services") or {}
+    out = {}
+    for name, svc in services.items():
+        env = svc.get("environment")
+        value = str(env.get("JWT_ISSUER") or "") if isinstance(env, dict) else ""
+        m = re.fullmatch(r"\$\{JWT_ISSUER:-([^}]*)\}", value)
+        if value:
+            out[name] = m.group(1) if m else value
+    return out
 STATE = Path(os.environ.get("SIMPLE_AUTH_DOCKER_STATE", "/var/tmp/simple-auth-docker"))
 
 
@@ -277,11 +295,15 @@ def compose(args: list[str], env: dict, limited: bool = False, **kw) -> subproce
     return run(compose_cmd() + files + args, env=env, cwd=ROOT, **kw)
 
 
-def readable_key(bits: int = 2048) -> Path:
-    """The dev key, copied world-readable: the containers run as uid 10001, the repo's copy is 0600."""
+def readable_key(key_type: str = stackctl.DEFAULT_KEY_TYPE) -> Path:
+    """The dev key of this type (spec/keys/, stackctl.KEYS: rsa-2048, rsa-4096, p-256, ed25519), copied
+    world-readable: the containers run as uid 10001, the repo's copy is 0600. compose_env passes it as JWT_KEY_PATH,
+    which docker-compose.yml mounts as every stack's JWT_PRIVATE_KEY_FILE; its type decides the algorithm."""
+    if key_type not in stackctl.KEYS:
+        raise ToolError(f"unknown key type {key_type!r}; known: {', '.join(stackctl.KEYS)}")
     STATE.mkdir(parents=True, exist_ok=True)
-    dst = STATE / f"jwt-dev-{bits}.pem"
-    shutil.copy(stackctl.KEYS[bits], dst)
+    dst = STATE / f"jwt-dev-{key_type}.pem"
+    shutil.copy(stackctl.KEYS[key_type], dst)
     dst.chmod(0o644)
     return dst
 
@@ -586,7 +608,8 @@ def crypto_check(stacks: list[str], env: dict) -> list[str]:
         if not st.uses_java:
             continue
         text = compose(["logs", "--no-color", name], env, quiet=True).stdout
-        provider = re.findall(r"rsa[ =:]+([A-Za-z][\w.-]*)", text)
+        # The start-up line names the provider that signs (actix: none, it is aws-lc-rs): "provider=", "signer=".
+        provider = re.findall(r"(?:rsa|signer|provider)[ =:]+([A-Z][\w.-]*)", text)
         if CRYPTO_FALLBACK in text:
             line = next(ln for ln in text.splitlines() if CRYPTO_FALLBACK in ln)
             print(f"{name}: FALLS BACK to the JDK's RSA: {line.strip()}", flush=True)

@@ -32,7 +32,7 @@ say() { printf '\n=== [docker-ci %ss] %s\n' "$(( $(date +%s) - t_start ))" "$*";
 die() { echo "docker-ci: $*" >&2; cleanup; exit 1; }
 
 compose_env() {
-  export DOCKER_TARGET=runtime-prebuilt JWT_KEY_PATH="$STATE/jwt-dev-2048.pem" BIND_ADDR=127.0.0.1
+  export DOCKER_TARGET=runtime-prebuilt JWT_KEY_PATH="$STATE/jwt-dev-rsa-2048.pem" BIND_ADDR=127.0.0.1
   [ -x "$PY" ] && eval "$("$PY" "$ROOT/wrk/containers.py" conformance-env)"   # JWT_ISSUER, JWT_AUDIENCE, TOKEN_TTL_SECONDS
   [ "$SIMPLE_AUTH_STANDINS" = 0 ] || export POSTGRES_IMAGE=postgres:15-bookworm   # the stand-in's tag, not the pin
 }
@@ -83,7 +83,7 @@ if [ -z "${STACKS:-}" ]; then
   STACKS=$(for f in */stack.json; do s=${f%/stack.json}; [ -f "$s/Dockerfile" ] && grep -q "^  $s:" docker-compose.yml && echo "$s"; done | xargs)
 fi
 [ -n "$STACKS" ] || die "no stacks with a Dockerfile"
-install -m 0644 spec/keys/dev-rsa-2048.pem "$STATE/jwt-dev-2048.pem"   # containers run as uid 10001
+install -m 0644 spec/keys/dev-rsa-2048.pem "$STATE/jwt-dev-rsa-2048.pem"   # containers run as uid 10001
 compose_env
 built=()
 for s in $STACKS; do

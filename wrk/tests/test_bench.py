@@ -365,6 +365,9 @@ def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp
     assert code == 1
     data = json.loads(next(tmp_path.glob("*/results.json")).read_text())
     assert data["stacks"][0]["failed"].startswith("verification: login of john@example.com answered 503")
+    st = data["environment"]["settings"]
+    assert (st["key_type"], st["alg"], st["kid"]) == ("rsa-2048", "RS256", bench.key_kid("rsa-2048"))
+    assert "key_bits" not in st and data["ceiling"]["key_type"] == "rsa-2048"
 
     FakeToken.jwt_tokens = True
     try:
@@ -839,3 +842,234 @@ def test_rewarm_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(["--rewarm", "0"])
     assert "--rewarm" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- key types (issue 22)
+
+# `openssl speed -seconds 1 ALG` as OpenSSL 3.0.19 prints it on the project's machine (stdout; the compiler and
+# CPUINFO lines shortened), and an RSA line as OpenSSL 3.2+ prints it (encrypt and decrypt columns added).
+OPENSSL_OUT = {
+    "rsa-2048": "version: 3.0.19\nbuilt on: ...\noptions: bn(64,64)\nCPUINFO: OPENSSL_ia32cap=0xfffa3203078bffff\n"
+                "                  sign    verify    sign/s verify/s\n"
+                "rsa 2048 bits 0.000295s 0.000017s   3390.0  59647.5\n",
+    "rsa-4096": "                  sign    verify    sign/s verify/s\n"
+                "rsa 4096 bits 0.002500s 0.000040s    400.0  25000.0\n",
+    "p-256": "CPUINFO: OPENSSL_ia32cap=0xfffa3203078bffff:0x405fc6f1bf07ab\n"
+             "                              sign    verify    sign/s verify/s\n"
+             " 256 bits ecdsa (nistp256)   0.0000s   0.0001s  50309.1  15860.2\n",
+    "ed25519": "CPUINFO: OPENSSL_ia32cap=0xfffa3203078bffff:0x405fc6f1bf07ab\n"
+               "                              sign    verify    sign/s verify/s\n"
+               " 253 bits EdDSA (Ed25519)   0.0000s   0.0001s  24434.0   9451.0\n",
+}
+OPENSSL_32_RSA = ("                   sign    verify    encrypt   decrypt   sign/s verify/s  encr./s  decr./s\n"
+                  "rsa  2048 bits 0.000496s 0.000015s 0.000016s 0.000497s   2016.1  66537.4  62897.6   2012.4\n")
+
+
+def test_key_type_flag_replaces_key_bits(capsys):
+    assert bench.parse_args([]).key_type == "rsa-2048" == bench.DEFAULT_KEY_TYPE
+    for kt in ("rsa-2048", "rsa-4096", "p-256", "ed25519"):
+        assert bench.parse_args(["--key-type", kt]).key_type == kt
+    for argv in (["--key-type", "p-384"], ["--key-bits", "4096"]):
+        with pytest.raises(SystemExit):
+            bench.parse_args(argv)
+    assert "--key-type" in capsys.readouterr().err
+
+
+def test_every_dev_key_type_has_an_algorithm_a_name_and_an_openssl_measurement():
+    assert list(bench.stackctl.KEYS) == ["rsa-2048", "rsa-4096", "p-256", "ed25519"]
+    assert {kt: bench.key_alg(kt) for kt in bench.stackctl.KEYS} == {
+        "rsa-2048": "RS256", "rsa-4096": "RS256", "p-256": "ES256", "ed25519": "EdDSA"}
+    assert set(bench.OPENSSL_SPEED) == set(bench.KEY_TYPE_NAMES) == set(bench.stackctl.KEYS)
+    assert {kt: bench.OPENSSL_SPEED[kt][0] for kt in bench.stackctl.KEYS} == {
+        "rsa-2048": "rsa2048", "rsa-4096": "rsa4096", "p-256": "ecdsap256", "ed25519": "ed25519"}
+    assert [bench.key_label(kt) for kt in bench.stackctl.KEYS] == [
+        "RSA-2048 (RS256)", "RSA-4096 (RS256)", "P-256 (ES256)", "Ed25519 (EdDSA)"]
+
+
+def test_old_result_sets_record_key_bits_and_are_read_as_rsa():
+    assert bench.recorded_key_type({"key_bits": 4096}) == "rsa-4096"
+    assert bench.recorded_key_type({"key_type": "ed25519", "alg": "EdDSA"}) == "ed25519"
+    assert bench.recorded_key_type({}) is None and bench.key_label(None) == "key type unknown"
+    assert bench.signature_name({"key_bits": 2048}) == "RSA-2048"
+    assert bench.signature_name({"key_type": "p-256", "signature": "ECDSA P-256"}) == "ECDSA P-256"
+
+
+@pytest.mark.parametrize("key_type, signs", [("rsa-2048", 3390.0), ("rsa-4096", 400.0), ("p-256", 50309.1),
+                                             ("ed25519", 24434.0)])
+def test_openssl_speed_sign_column_per_key_type(key_type, signs):
+    assert bench.parse_openssl_speed(OPENSSL_OUT[key_type], key_type) == signs
+    others = [kt for kt in OPENSSL_OUT if kt != key_type]
+    assert all(bench.parse_openssl_speed(OPENSSL_OUT[o], key_type) is None for o in others), "another key's line"
+
+
+def test_openssl_speed_finds_the_sign_column_by_its_header():
+    assert bench.parse_openssl_speed(OPENSSL_32_RSA, "rsa-2048") == 2016.1
+    assert bench.parse_openssl_speed("rsa 2048 bits 0.000295s 0.000017s   3390.0  59647.5\n", "rsa-2048") is None
+    assert bench.parse_openssl_speed("", "ed25519") is None
+
+
+def test_openssl_ceiling_runs_the_key_types_algorithm(monkeypatch):
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        out = "OpenSSL 3.0.19" if cmd == ["openssl", "version"] else OPENSSL_OUT["p-256"]
+        return bench.subprocess.CompletedProcess(cmd, 0, stdout=out, stderr="")
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    c = bench.openssl_ceiling("p-256", 2, runs=2)
+    assert calls.count(["openssl", "speed", "-seconds", "2", "ecdsap256"]) == 2
+    assert (c["key_type"], c["alg"], c["signature"], c["openssl_speed"]) == ("p-256", "ES256", "ECDSA P-256", "ecdsap256")
+    assert c["signs_per_s_per_core"] == 50309.1 and c["sign_ms"] == pytest.approx(1000 / 50309.1)
+    assert c["runs_signs_per_s_per_core"] == [50309.1, 50309.1] and "key_bits" not in c
+
+
+def test_openssl_ceiling_fails_clearly_without_its_line(monkeypatch):
+    monkeypatch.setattr(bench.subprocess, "run", lambda cmd, **kw: bench.subprocess.CompletedProcess(
+        cmd, 0, stdout=OPENSSL_OUT["rsa-2048"], stderr=""))
+    with pytest.raises(bench.ToolError, match="openssl speed ed25519 failed"):
+        bench.openssl_ceiling("ed25519", 1)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+def test_openssl_speed_on_this_machine_for_ed25519():
+    # One real second of signing (and one of verifying): the parser matches the installed OpenSSL's output.
+    c = bench.openssl_ceiling("ed25519", 1)
+    assert c["signs_per_s_per_core"] > 100 and c["alg"] == "EdDSA"
+
+
+class FakeIssuer(BaseHTTPRequestHandler):
+    """A token service that signs with a dev key of any type (spec/keys/) and serves a JWKS of chosen dev keys."""
+    protocol_version = "HTTP/1.1"
+    signing = "rsa-2048"
+    published = ["rsa-2048"]
+    issuer = "http://localhost:9999"
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        jwks = [k["jwk"] for t in FakeIssuer.published for k in bench.VECTORS["keys"] if k["type"] == t]
+        self._send(200, {"keys": jwks})
+
+    def do_POST(self):
+        import time as _time
+
+        import jwt
+        from cryptography.hazmat.primitives import serialization
+        creds = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        key = serialization.load_pem_private_key(bench.stackctl.KEYS[FakeIssuer.signing].read_bytes(), None)
+        alg, kid = bench.key_alg(FakeIssuer.signing), bench.key_kid(FakeIssuer.signing)
+        now = int(_time.time())
+        claims = {"iss": FakeIssuer.issuer, "aud": "channel-api", "sub": "u", "iat": now, "exp": now + 600}
+        access = jwt.encode({**claims, "client_id": "public"}, key, algorithm=alg,
+                            headers={"kid": kid, "typ": "at+jwt"})
+        ident = jwt.encode({**claims, "email": creds["username"]}, key, algorithm=alg, headers={"kid": kid})
+        self._send(200, {"access_token": access, "id_token": ident, "token_type": "Bearer", "expires_in": 600})
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def issuer():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeIssuer)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    FakeIssuer.signing, FakeIssuer.published = "rsa-2048", ["rsa-2048"]
+
+
+@pytest.mark.parametrize("key_type", ["rsa-2048", "rsa-4096", "p-256", "ed25519"])
+def test_verify_service_checks_the_chosen_dev_key_and_its_algorithm(issuer, key_type):
+    FakeIssuer.signing, FakeIssuer.published = key_type, [key_type]
+    assert bench.verify_service(issuer, FakeIssuer.issuer, key_type) is None
+    assert bench.verify_service(issuer, None, None) is None, "a --url target: any allowed algorithm in its JWKS"
+    assert "InvalidIssuerError" in bench.verify_service(issuer, "https://elsewhere.test", key_type)
+
+
+def test_verify_service_refuses_another_key_type(issuer):
+    FakeIssuer.signing, FakeIssuer.published = "p-256", ["p-256"]
+    reason = bench.verify_service(issuer, None, "ed25519")
+    assert reason == f"JWKS does not serve the Ed25519 (EdDSA) dev key (kid {bench.key_kid('ed25519')})"
+    # The wanted key published (as during a rotation), but the tokens signed with another one.
+    FakeIssuer.published = ["p-256", "ed25519"]
+    reason = bench.verify_service(issuer, None, "ed25519")
+    assert reason.startswith("access_token is signed with kid") and "not the Ed25519 (EdDSA) dev key" in reason
+
+
+def _runs(*cpu, ok=1000, total=1000, rps=100):
+    return [{"rps": rps, "errors": 0, "requests": total, "requests_ok": ok, "cpu_ms_per_request": c,
+             "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}} for c in cpu]
+
+
+def test_own_cost_is_cpu_per_request_minus_the_stacks_signing():
+    s = bench.summarize({"runs": {"16": _runs(0.30, 0.32, 0.34)}, "own_ceiling": {"pair_ms": 0.1}},
+                        {"sign_ms": 0.04})
+    c16 = s["by_concurrency"]["16"]
+    assert c16["own_cost_ms_per_request"] == pytest.approx(0.22) and c16["own_cost_basis"] == "signbench"
+    assert c16["own_cost_ms_per_request_spread"] == pytest.approx({"median": 0.22, "min": 0.20, "max": 0.24})
+    assert "signed_share" not in c16
+    # Without a signbench, OpenSSL's two signatures stand in (and the report marks it).
+    c16 = bench.summarize({"runs": {"16": _runs(0.30)}}, {"sign_ms": 0.04})["by_concurrency"]["16"]
+    assert c16["own_cost_ms_per_request"] == pytest.approx(0.22) and c16["own_cost_basis"] == "openssl"
+    assert bench.own_cost_cell(c16) == "0.220†"
+    # No ceiling at all (or no CPU, a --url target): no own cost.
+    assert "own_cost_ms_per_request" not in bench.summarize({"runs": {"16": _runs(0.3)}}, None)["by_concurrency"]["16"]
+
+
+def test_own_cost_weighs_the_signing_by_the_answers_that_sign():
+    # A quarter of the logins use a wrong password: answered 400, nothing signed.
+    s = bench.summarize({"runs": {"16": _runs(0.30, ok=750, total=1000)}, "own_ceiling": {"pair_ms": 0.2}}, None)
+    c16 = s["by_concurrency"]["16"]
+    assert c16["own_cost_ms_per_request"] == pytest.approx(0.30 - 0.2 * 0.75) and c16["signed_share"] == 0.75
+    assert bench.signed_share([{"requests": 10}]) == 1.0, "runs without requests_ok (older sets): all signed"
+
+
+def _env(settings: dict) -> dict:
+    return {"date_utc": "2026-01-01T00:00:00+00:00", "cpu_model": "cpu", "cores": 2, "memory_gib": 24, "kernel": "6",
+            "commit": "abc", "dirty": False,
+            "settings": {"profile": "local", "scenario": "users", "concurrency": [16, 64], "repeats": 1,
+                         "duration_s": 1, "primer_s": 0, "warmup_s": 0, "wrk_threads": 1, "db_pool_size": 10,
+                         "limits": {}, "wrong_share": 0.0, **settings}}
+
+
+def test_markdown_names_the_key_type_and_shows_each_stacks_own_cost(tmp_path):
+    ceiling = {"tool": "OpenSSL", "key_type": "ed25519", "alg": "EdDSA", "signature": "Ed25519",
+               "signs_per_s_per_core": 25000, "sign_ms": 0.04, "token_pairs_per_s_per_core": 12500,
+               "token_pairs_per_s_all_cores": 25000}
+    fast = {"name": "fast", "openssl_ceiling": ceiling, "own_ceiling": {"provider": "aws-lc-rs",
+            "token_pairs_per_s_per_core": 10000, "pair_ms": 0.1},
+            "runs": {"16": _runs(0.20, 0.21, 0.22), "64": _runs(0.25, rps=200)}}
+    plain = {"name": "plain", "openssl_ceiling": ceiling, "runs": {"16": _runs(0.50)}}
+    for r in (fast, plain):
+        r["summary"] = bench.summarize(r, ceiling)
+    text = bench.write_markdown(tmp_path / "r.md", _env({"key_type": "ed25519", "alg": "EdDSA"}), ceiling,
+                                [fast, plain])
+    assert text.startswith("# simple-auth benchmark — local, scenario `users`, Ed25519 (EdDSA)")
+    assert "25000 Ed25519 signatures/s per core = 12500 token pairs/s per core" in text
+    assert "| stack | OpenSSL Ed25519 signatures/s per core |" in text
+    assert "| server CPU ms/req | signing ms/pair | own cost ms/req |" in text
+    assert "| fast | 64 | 0.250 | 0.100 | 0.150 |" in text     # at its highest-throughput concurrency
+    assert "| plain | 16 | 0.500 | 0.080† | 0.420† |" in text
+    assert "## Own cost per request (ms CPU): server CPU per request minus its signing, Ed25519 (EdDSA)" in text
+    assert "| fast | 0.100 | 0.210 → 0.110 [0.100–0.120] | 0.250 → 0.150 |" in text
+    assert "| plain | 0.080† | 0.500 → 0.420† |  |" in text
+    assert "RSA" not in text
+
+
+def test_markdown_of_an_old_set_with_key_bits(tmp_path):
+    ceiling = {"tool": "OpenSSL", "key_bits": 4096, "signs_per_s_per_core": 400, "sign_ms": 2.5,
+               "token_pairs_per_s_per_core": 200, "token_pairs_per_s_all_cores": 400}
+    r = {"name": "old", "own_ceiling": {"provider": "p", "token_pairs_per_s_per_core": 190, "pair_ms": 5.2},
+         "runs": {"16": _runs(6.0)}}
+    r["summary"] = bench.summarize(r, ceiling)
+    text = bench.write_markdown(tmp_path / "r.md", _env({"key_bits": 4096}), ceiling, [r])
+    assert text.startswith("# simple-auth benchmark — local, scenario `users`, RSA-4096 (RS256)")
+    assert "400 RSA-4096 signatures/s per core" in text
+    assert "| old | 16 | 6.000 | 5.200 | 0.800 |" in text

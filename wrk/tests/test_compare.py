@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import compare  # noqa: E402
 
@@ -72,3 +74,60 @@ def test_cli(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)[0]["stack"] == "actix"
     assert compare.main([str(tmp_path / "missing"), str(tmp_path / "b.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- key types (issue 22)
+
+
+def _keyed(key: dict, cpu: float, pair_ms: float, own_in_summary: bool = True) -> dict:
+    bc = {"rps": {"median": 1000, "min": 990, "max": 1010}, "cpu_ms_per_request": cpu,
+          "cpu_ms_per_request_spread": {"median": cpu, "min": cpu - 0.01, "max": cpu + 0.01}}
+    if own_in_summary:
+        bc["own_cost_ms_per_request"] = round(cpu - pair_ms, 4)
+        bc["own_cost_ms_per_request_spread"] = {"median": round(cpu - pair_ms, 4), "min": round(cpu - pair_ms - 0.01, 4),
+                                                "max": round(cpu - pair_ms + 0.01, 4)}
+    return {"environment": {"settings": key},
+            "stacks": [{"name": "actix", "own_ceiling": {"token_pairs_per_s_per_core": 1000 / pair_ms,
+                                                         "pair_ms": pair_ms},
+                        "summary": {"by_concurrency": {"16": bc}}}]}
+
+
+RSA_OLD = _keyed({"key_bits": 2048}, 0.60, 0.50, own_in_summary=False)   # a set from before --key-type
+ED = _keyed({"key_type": "ed25519", "alg": "EdDSA"}, 0.18, 0.08)
+P256 = _keyed({"key_type": "p-256", "alg": "ES256"}, 0.16, 0.05)
+
+
+def test_key_type_of_new_and_old_sets():
+    assert compare.key_type(RSA_OLD) == "rsa-2048" and compare.key_label(RSA_OLD) == "rsa-2048 (RS256)"
+    assert compare.key_type(ED) == "ed25519" and compare.key_label(ED) == "ed25519 (EdDSA)"
+    assert compare.key_label({"stacks": []}) == "key type unknown"
+
+
+def test_own_cost_is_compared_across_key_types():
+    rows = rows_by_metric(compare.compare(RSA_OLD, ED))
+    own = rows["own cost ms/request c=16"]
+    assert (own["a"], own["b"]) == (0.1, 0.1) and own["verdict"] == "inside"   # old set: CPU − its signbench
+    assert rows["CPU ms/request c=16"]["verdict"] == "OUTSIDE"
+    assert rows["own signing ms/pair"]["a"] == 0.5
+    text = compare.render(compare.compare(RSA_OLD, ED), "a", "b", RSA_OLD, ED)
+    assert text.startswith("A = a, rsa-2048 (RS256)\nB = b, ed25519 (EdDSA)\n")
+    assert "different key types" in text
+    assert "different key types" not in compare.render([], "a", "b", ED, ED)
+
+
+def test_own_cost_side_by_side_cli(tmp_path, capsys):
+    paths = []
+    for name, data in (("rsa", RSA_OLD), ("p256", P256), ("ed", ED)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(data))
+        paths.append(str(tmp_path / name))
+    assert compare.main(["--own-cost", *paths]) == 0
+    out = capsys.readouterr().out
+    assert "| stack | | rsa-2048 (RS256) | p-256 (ES256) | ed25519 (EdDSA) |" in out
+    assert "| actix | signing ms/pair | 0.500 | 0.050 | 0.080 |" in out
+    assert "| actix | own ms/req c=16 | 0.100 [0.090–0.110] | 0.110 [0.100–0.120] | 0.100 [0.090–0.110] |" in out
+    assert compare.main(["--own-cost", "--json", *paths]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["key_types"] == ["rsa-2048", "p-256", "ed25519"] and rows[0]["own_cost"][1]["value"] == 0.11
+    with pytest.raises(SystemExit):
+        compare.main(paths)   # without --own-cost: exactly two sets

@@ -245,3 +245,36 @@ def test_published_ports_come_from_the_compose_file(tmp_path):
     f.write_text('services:\n  axum:\n    ports: ["${BIND_ADDR:-127.0.0.1}:8085:8080"]\n'
                  '  postgres:\n    ports: ["${BIND_ADDR:-127.0.0.1}:${POSTGRES_PORT:-5433}:5432"]\n')
     assert containers.published_ports(f) == {"axum": 8085}
+
+
+def test_each_container_gets_the_issuer_it_is_reachable_at():
+    issuers = containers.compose_issuers()
+    shared = COMPOSE["x-stack"]["environment"]
+    for name in stackctl.list_stacks():
+        assert issuers[name] == f"http://localhost:{containers.PORTS[name]}", name
+        env = COMPOSE["services"][name]["environment"]
+        # The per-service issuer is added to the shared environment, not in place of it; JWT_ISSUER overrides it.
+        assert {k: v for k, v in env.items() if k != "JWT_ISSUER"} == {k: v for k, v in shared.items()
+                                                                       if k != "JWT_ISSUER"}, name
+        assert env["JWT_ISSUER"] == f"${{JWT_ISSUER:-http://localhost:{containers.PORTS[name]}}}"
+    assert "postgres" not in issuers
+    assert "JWT_ISSUER" in containers.SUITE_OVERRIDES, "the docker bench drops the suite's issuer"
+
+
+def test_readable_key_by_key_type(tmp_path, monkeypatch):
+    monkeypatch.setattr(containers, "STATE", tmp_path)
+    for kt in ("rsa-2048", "rsa-4096", "p-256", "ed25519"):
+        path = containers.readable_key(kt)
+        assert path == tmp_path / f"jwt-dev-{kt}.pem" and path.stat().st_mode & 0o777 == 0o644
+        assert path.read_bytes() == stackctl.KEYS[kt].read_bytes()
+    assert containers.readable_key() == tmp_path / "jwt-dev-rsa-2048.pem"
+    with pytest.raises(stackctl.ToolError, match="unknown key type"):
+        containers.readable_key("p-384")
+    env = containers.compose_env(containers.readable_key("ed25519"))
+    assert env["JWT_KEY_PATH"] == str(tmp_path / "jwt-dev-ed25519.pem")
+
+
+def test_docker_ci_mounts_the_key_readable_key_names():
+    script = (ROOT / "wrk" / "docker-ci.sh").read_text()
+    assert 'JWT_KEY_PATH="$STATE/jwt-dev-rsa-2048.pem"' in script
+    assert 'spec/keys/dev-rsa-2048.pem "$STATE/jwt-dev-rsa-2048.pem"' in script
