@@ -9,15 +9,20 @@
 #                      (default: simple-auth-db; all four stacks share it, so users exist once)
 #   --plan PLAN        Managed Postgres plan of a new cluster (default: basic)
 #   --unmanaged        use an unmanaged fly Postgres app (fly postgres create/attach) instead of Managed Postgres
-#   --key FILE         sign with this PKCS#8 RSA key instead of a fresh one (never spec/keys/: refused)
+#   --key FILE         sign with this PKCS#8 key instead of a fresh one: RSA >= 2048 bits (RS256), EC P-256 (ES256)
+#                      or Ed25519 (EdDSA); never a key of spec/keys/ (refused by its public key)
+#   --key-type TYPE    the fresh key's type: rsa-2048 (default, the benchmark's), rsa-4096, p-256, ed25519
 #
 # Steps, each skipped when already done (so a re-run only deploys again):
 #   1. the app (fly apps create);
 #   2. PostgreSQL: the cluster (fly mpg create), DATABASE_URL (fly mpg attach), then sql/schema.sql
 #      (fly mpg connect, one transaction; idempotent). Never sql/seed.sql: its users have public
 #      passwords. Add real users with `make user` (sql/users.py);
-#   3. JWT_PRIVATE_KEY: a fresh RSA-2048 PKCS#8 key from openssl, piped into `fly secrets set`
-#      (never on disk, never in argv), unless the app has one;
+#   3. JWT_PRIVATE_KEY: a fresh PKCS#8 key from openssl (--key-type, RSA-2048 by default), piped into
+#      `fly secrets set` (never on disk, never in argv), unless the app has one; and JWT_PUBLIC_KEYS_BASE64,
+#      unless the app has one: the published-keys bundle the config mounts as JWT_PUBLIC_KEYS_FILE
+#      ([[files]], base64 as fly's secret files want it), first a one-line comment, i.e. no key
+#      (docs/key-rotation.md puts the next and the previous keys in it);
 #   4. fly deploy STACK_DIR --config fly/STACK.toml (absolute paths: deploy changes into STACK_DIR,
 #      the build context, before it reads --config);
 #   5. prints the URL and the benchmark command.
@@ -30,14 +35,14 @@ SCHEMA="$ROOT/sql/schema.sql"
 die() { echo "deploy: $*" >&2; exit 2; }
 say() { echo "deploy: $*" >&2; }
 
-usage() { sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 stacks() { (cd "$ROOT/fly" && ls -1 ./*.toml 2>/dev/null | sed 's|^\./||; s|\.toml$||' | tr '\n' ' '); }
 
 [[ $# -ge 1 ]] || usage
 case "$1" in -h|--help) usage ;; esac
 STACK="$1"; shift
-ORG="${FLY_ORG:-personal}"; REGION=""; DB="simple-auth-db"; PLAN="basic"; UNMANAGED=0; KEY_FILE=""
+ORG="${FLY_ORG:-personal}"; REGION=""; DB="simple-auth-db"; PLAN="basic"; UNMANAGED=0; KEY_FILE=""; KEY_TYPE=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --org) ORG="${2:?--org needs a value}"; shift 2 ;;
@@ -46,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --plan) PLAN="${2:?--plan needs a value}"; shift 2 ;;
     --unmanaged) UNMANAGED=1; shift ;;
     --key) KEY_FILE="${2:?--key needs a file}"; shift 2 ;;
+    --key-type) KEY_TYPE="${2:?--key-type needs a value}"; shift 2 ;;
     -h|--help) usage ;;
     *) die "unknown option '$1' (see fly/deploy.sh --help)" ;;
   esac
@@ -69,20 +75,86 @@ APP="$(sed -n 's/^app *= *"\([^"]*\)".*/\1/p' "$CONFIG" | head -1)"
 [[ -n "$REGION" ]] || die "no --region and no primary_region in fly/$STACK.toml"
 
 # ---------------------------------------------------------------------------------------------- the key
-pubkey_digest() { openssl pkey -in "$1" -pubout -outform DER 2>/dev/null | openssl dgst -sha256 -r | cut -d' ' -f1; }
+# The contract's signing keys (spec/README.md §2): PKCS#8, and the key's type decides the algorithm.
+# The published keys' bundle: a secret holding the base64 of a PEM bundle, mounted by the config's [[files]]
+# at JWT_PUBLIC_KEYS_FILE (fly.io writes a secret file from the base64 of its value).
+BUNDLE_SECRET="JWT_PUBLIC_KEYS_BASE64"
+EMPTY_BUNDLE="# simple-auth: no further public keys published (docs/key-rotation.md)"
+EMPTY_DIGEST="$(printf '' | openssl dgst -sha256 -r | cut -d' ' -f1)"   # what a block openssl cannot read yields
+
+# sha256 of the DER public key of every PEM block (private or public) in the files given.
+pubkey_digests() {
+  local f line block=""
+  for f in "$@"; do
+    while IFS= read -r line || [[ -n "$line" ]]; do
+      if [[ "$line" == -----BEGIN* ]]; then block="$line"$'\n'
+      elif [[ -n "$block" ]]; then
+        block+="$line"$'\n'
+        if [[ "$line" == -----END* ]]; then
+          # printf is a builtin: the block goes through a pipe, never a temporary file or an argv.
+          if [[ "$block" == "-----BEGIN PUBLIC KEY-----"* ]]; then
+            printf '%s' "$block" | { openssl pkey -pubin -pubout -outform DER 2>/dev/null || true; } | openssl dgst -sha256 -r | cut -d' ' -f1
+          else
+            printf '%s' "$block" | { openssl pkey -passin pass: -pubout -outform DER 2>/dev/null || true; } | openssl dgst -sha256 -r | cut -d' ' -f1
+          fi
+          block=""
+        fi
+      fi
+    done <"$f"
+  done
+}
+
+# The contract's name for a PKCS#8 key (rsa-<bits> | p-256 | ed25519), or the reason it is refused.
+key_type() {
+  local algs bits
+  algs="$(openssl pkey -passin pass: -in "$1" -pubout 2>/dev/null | openssl asn1parse 2>/dev/null | sed -n 's/.*OBJECT *://p' | tr '\n' ' ' || true)"
+  algs="${algs% }"
+  case "$algs" in
+    rsaEncryption)
+      bits="$(openssl pkey -in "$1" -noout -text 2>/dev/null | sed -n 's/.*Private-Key: (\([0-9]*\) bit.*/\1/p')"
+      bits="${bits%%$'\n'*}"
+      if [[ -n "$bits" && "$bits" -ge 2048 ]]; then echo "rsa-$bits"; else echo "refused: an RSA key of ${bits:-unknown} bits (the contract needs 2048 or more)"; fi ;;
+    "id-ecPublicKey prime256v1") echo "p-256" ;;
+    "id-ecPublicKey "*) echo "refused: an EC key on ${algs#id-ecPublicKey } (the contract accepts P-256 only)" ;;
+    ED25519) echo "ed25519" ;;
+    *) echo "refused: key type ${algs:-unknown} (the contract accepts PKCS#8 RSA >= 2048 bits, EC P-256 and Ed25519)" ;;
+  esac
+}
+
+alg_of() { case "$1" in rsa-*) echo RS256 ;; p-256) echo ES256 ;; ed25519) echo EdDSA ;; esac; }
+
+case "$KEY_TYPE" in
+  "") ;;
+  rsa-2048|rsa-4096|p-256|ed25519)
+    [[ -z "$KEY_FILE" ]] || die "--key-type chooses the type of a fresh key; --key $KEY_FILE brings its own (its type decides the algorithm): give one of the two" ;;
+  *) die "--key-type $KEY_TYPE: one of rsa-2048, rsa-4096, p-256, ed25519" ;;
+esac
+KEY_TYPE="${KEY_TYPE:-rsa-2048}"
 
 if [[ -n "$KEY_FILE" ]]; then
-  [[ -r "$KEY_FILE" ]] || die "--key $KEY_FILE: not readable"
-  given="$(pubkey_digest "$KEY_FILE")"
-  [[ -n "$given" ]] || die "--key $KEY_FILE: not a private key openssl can read"
-  for dev in "$ROOT"/spec/keys/*.pem; do
-    if [[ "$(pubkey_digest "$dev")" == "$given" ]]; then
-      die "--key $KEY_FILE is the public development key spec/keys/$(basename "$dev"): refused, never deploy it"
+  [[ -r "$KEY_FILE" && -f "$KEY_FILE" ]] || die "--key $KEY_FILE: not a readable file"
+  ! grep -q -- '^-----BEGIN PUBLIC KEY-----' "$KEY_FILE" \
+    || die "--key $KEY_FILE holds a public key: --key takes the private signing key (public keys go in the bundle, docs/key-rotation.md)"
+  ! grep -q -- '^-----BEGIN ENCRYPTED PRIVATE KEY-----' "$KEY_FILE" \
+    || die "--key $KEY_FILE is encrypted: the service reads an unencrypted PKCS#8 key (openssl pkey -in KEY -out PLAIN)"
+  given="$(pubkey_digests "$KEY_FILE")"
+  given="${given%%$'\n'*}"
+  [[ -n "$given" && "$given" != "$EMPTY_DIGEST" ]] || die "--key $KEY_FILE: no private key openssl can read"
+  shopt -s nullglob
+  for dev in "$ROOT"/spec/keys/*.pem "$ROOT"/spec/keys/*/*.pem; do
+    dev_digests="$(pubkey_digests "$dev")"
+    if grep -qx -- "$given" <<<"$dev_digests"; then
+      die "--key $KEY_FILE is the public development key of spec/keys/${dev#"$ROOT"/spec/keys/}: refused, never deploy it"
     fi
   done
-  grep -q -- '-----BEGIN PRIVATE KEY-----' "$KEY_FILE" || die "--key $KEY_FILE: not PKCS#8 (openssl pkcs8 -topk8 -nocrypt converts it)"
-  openssl pkey -in "$KEY_FILE" -noout -text 2>/dev/null | grep -Eq 'Private-Key: \((2048|3072|4096|[5-9][0-9]{3}|[1-9][0-9]{4}) bit' \
-    || die "--key $KEY_FILE: the contract needs an RSA key of 2048 bits or more"
+  shopt -u nullglob
+  blocks="$(grep -c -- '^-----BEGIN ' "$KEY_FILE" || true)"
+  first="$(grep -m1 -- '^-----BEGIN ' "$KEY_FILE" || true)"
+  [[ "$first" == "-----BEGIN PRIVATE KEY-----" ]] \
+    || die "--key $KEY_FILE: not PKCS#8 ('${first:-no PEM block}'; openssl pkcs8 -topk8 -nocrypt converts a PKCS#1 or SEC 1 key)"
+  [[ "$blocks" -eq 1 ]] || die "--key $KEY_FILE: $blocks PEM blocks; the signing key is one PKCS#8 block"
+  KEY_TYPE="$(key_type "$KEY_FILE")"
+  [[ "$KEY_TYPE" != refused:* ]] || die "--key $KEY_FILE: ${KEY_TYPE#refused: }"
 fi
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -185,16 +257,29 @@ EOF
   fi
 fi
 
-# ---------------------------------------------------------------------------------------------- 3. the key
+# ---------------------------------------------------------------------------------------------- 3. the keys
 if has_secret JWT_PRIVATE_KEY; then
-  say "$APP already has JWT_PRIVATE_KEY: kept${KEY_FILE:+ (--key ignored; fly secrets unset JWT_PRIVATE_KEY --app $APP to replace it)}"
+  say "$APP already has JWT_PRIVATE_KEY: kept${KEY_FILE:+ (--key ignored; rotate it with docs/key-rotation.md)}"
 elif [[ -n "$KEY_FILE" ]]; then
-  say "setting JWT_PRIVATE_KEY from $KEY_FILE"
+  say "setting JWT_PRIVATE_KEY from $KEY_FILE ($KEY_TYPE: $(alg_of "$KEY_TYPE"))"
   "$FLY" secrets set JWT_PRIVATE_KEY=- --app "$APP" --stage <"$KEY_FILE"
 else
-  say "setting JWT_PRIVATE_KEY: a fresh RSA-2048 PKCS#8 key (piped, never written to disk)"
-  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 2>/dev/null \
-    | "$FLY" secrets set JWT_PRIVATE_KEY=- --app "$APP" --stage
+  say "setting JWT_PRIVATE_KEY: a fresh $KEY_TYPE PKCS#8 key, $(alg_of "$KEY_TYPE") (piped, never written to disk)"
+  case "$KEY_TYPE" in
+    rsa-*) genpkey=(-algorithm RSA -pkeyopt "rsa_keygen_bits:${KEY_TYPE#rsa-}") ;;
+    p-256) genpkey=(-algorithm EC -pkeyopt ec_paramgen_curve:P-256 -pkeyopt ec_param_enc:named_curve) ;;
+    ed25519) genpkey=(-algorithm ED25519) ;;
+  esac
+  openssl genpkey "${genpkey[@]}" 2>/dev/null | "$FLY" secrets set JWT_PRIVATE_KEY=- --app "$APP" --stage
+fi
+
+# The bundle's secret must exist before the first deploy: the config's [[files]] names it, and a machine
+# whose file secret is missing does not start. Never replaced here: it may hold a rotation's keys.
+if has_secret "$BUNDLE_SECRET"; then
+  say "$APP already has $BUNDLE_SECRET (the published keys' bundle): kept"
+else
+  say "setting $BUNDLE_SECRET: an empty bundle, one comment line (JWT_PUBLIC_KEYS_FILE publishes no further key)"
+  printf '%s\n' "$EMPTY_BUNDLE" | openssl base64 -A | "$FLY" secrets set "$BUNDLE_SECRET=-" --app "$APP" --stage
 fi
 
 # ---------------------------------------------------------------------------------------------- 4. deploy

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FLY = ROOT / "fly"
 # The contract's environment variables (spec/README.md §5, spec/openapi.yaml).
 CONTRACT_ENV = {"PORT", "HOST", "DATABASE_URL", "DB_POOL_SIZE", "DB_ACQUIRE_TIMEOUT_MS", "JWT_PRIVATE_KEY_FILE",
-                "JWT_PRIVATE_KEY", "JWT_ISSUER", "JWT_AUDIENCE", "TOKEN_TTL_SECONDS", "LOG_LEVEL"}
+                "JWT_PRIVATE_KEY", "JWT_PUBLIC_KEYS_FILE", "JWT_ISSUER", "JWT_AUDIENCE", "TOKEN_TTL_SECONDS",
+                "DEFAULT_CLIENT_ID", "LOG_LEVEL"}
 # Secrets and attachments, never in a committed config.
 SECRETS = {"DATABASE_URL", "JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"}
 STACKS = sorted(p.parent.name for p in ROOT.glob("*/stack.json"))
@@ -123,3 +124,50 @@ def test_prebuilt_target_ships_the_manifest_artifact(name):
     sources = re.findall(r"^COPY\s+(?!--from)(\S+)", prebuilt, re.M)
     folder = manifest["artifact"].rsplit("/", 1)[0] + "/"
     assert any(src == manifest["artifact"] or src.startswith(folder) for src in sources), sources
+
+
+def spec_env_names() -> set[str]:
+    """The variables of spec/README.md's §5 table."""
+    table = (ROOT / "spec" / "README.md").read_text().split("The environment, the same names in every stack", 1)[1]
+    return set(re.findall(r"^\| `([A-Z_]+)` \|", table.split("\n\n", 2)[1], re.M))
+
+
+def test_contract_env_is_the_specs():
+    assert spec_env_names() == CONTRACT_ENV
+
+
+def deploy_sh_bundle_secret() -> str:
+    (name,) = re.findall(r'^BUNDLE_SECRET="([A-Z_0-9]+)"', (FLY / "deploy.sh").read_text(), re.M)
+    return name
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_published_keys_bundle_is_a_secret_file(name):
+    """JWT_PUBLIC_KEYS_FILE is the [[files]] entry that fly writes from the secret deploy.sh sets
+    (docs/key-rotation.md, "fly.io"). A secret file, not local_path/raw_value: a rotation changes the
+    bundle with `fly secrets set`, without a commit or an image."""
+    cfg = load(name)
+    (entry,) = cfg["files"]
+    assert set(entry) == {"guest_path", "secret_name"}
+    assert entry["guest_path"] == cfg["env"]["JWT_PUBLIC_KEYS_FILE"]
+    assert entry["secret_name"] == deploy_sh_bundle_secret()
+    # Absolute (flyctl: "must be an absolute path"), and not under a folder the image or init may mount over.
+    path = entry["guest_path"]
+    assert path.startswith("/") and not path.startswith(("/tmp/", "/run/", "/data/", "/app/"))
+    assert entry["secret_name"] not in CONTRACT_ENV, "fly also exposes every secret as a variable"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_rolling_one_machine_at_a_time(name):
+    """A key switch is a secrets change: flyctl redeploys the deployed config with its [deploy] strategy.
+    Rolling, one started machine at a time (max_unavailable >= 1 is a count in flyctl's getPoolSize):
+    with two started machines one always serves."""
+    deploy = load(name)["deploy"]
+    assert deploy["strategy"] == "rolling"
+    assert isinstance(deploy["max_unavailable"], float) and deploy["max_unavailable"] == 1.0
+    assert load(name)["http_service"]["checks"], "rolling waits for the health checks of each replaced machine"
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_default_client_id_is_the_contracts(name):
+    assert load(name)["env"]["DEFAULT_CLIENT_ID"] == "public"

@@ -6,6 +6,7 @@ these tests fail if deploy.sh calls flyctl the way the old README did.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -15,12 +16,15 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "fly" / "deploy.sh"
 FAKEFLY = ROOT / "fly" / "tests" / "fakefly"
-DEV_KEYS = sorted((ROOT / "spec" / "keys").glob("dev-rsa-*.pem"))
+KEYS = ROOT / "spec" / "keys"
+# Every private key of spec/keys/ (the dev signing keys, and the invalid ones: public all the same).
+DEV_KEYS = sorted(p for p in KEYS.rglob("*.pem") if "PRIVATE KEY-----" in p.read_text())
+BUNDLE_SECRET = "JWT_PUBLIC_KEYS_BASE64"
 SCHEMA = (ROOT / "sql" / "schema.sql").read_text()
 
 sys.path.insert(0, str(ROOT / "wrk"))
@@ -94,6 +98,13 @@ def test_fakefly_accepts_the_documented_command(fly, stack):
     app = f"simple-auth-{stack}"
     ok(fly.fly("apps", "create", app))
     ok(fly.fly("secrets", "set", "DATABASE_URL=postgres://x", "JWT_PRIVATE_KEY=k", "--app", app))
+    # The config mounts the bundle secret as a file: no secret, no machine.
+    res = fly.fly("deploy", stack, "--config", f"../fly/{stack}.toml")
+    assert res.returncode != 0 and BUNDLE_SECRET in res.stderr, res.stderr
+    ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}=not base64!", "--app", app))
+    res = fly.fly("deploy", stack, "--config", f"../fly/{stack}.toml")
+    assert res.returncode != 0 and "not base64" in res.stderr, res.stderr
+    ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}={base64.b64encode(b'# none').decode()}", "--app", app))
     ok(fly.fly("deploy", stack, "--config", f"../fly/{stack}.toml"))
     deployed = fly.state()["apps"][app]["deployed"]
     assert deployed["context"] == str(ROOT / stack) and deployed["dockerfile"] == str(ROOT / stack / "Dockerfile")
@@ -130,9 +141,12 @@ def test_first_run_sequence(fly):
         "apps list", "apps create",
         "mpg list", "mpg create", "mpg list",
         "secrets list", "mpg attach", "mpg connect",
-        "secrets list", "secrets set",
+        "secrets list", "secrets set",      # JWT_PRIVATE_KEY
+        "secrets list", "secrets set",      # JWT_PUBLIC_KEYS_BASE64, the empty bundle
         "deploy",
     ]
+    sets = [c["argv"] for c in fly.calls() if c["command"] == "secrets set"]
+    assert [a[2] for a in sets] == ["JWT_PRIVATE_KEY=-", f"{BUNDLE_SECRET}=-"] and all("--stage" in a for a in sets)
     calls = {c["command"]: c for c in fly.calls()}
     assert calls["apps create"]["argv"][2] == "simple-auth-actix"
     create = calls["mpg create"]["argv"]
@@ -145,14 +159,51 @@ def test_first_run_sequence(fly):
     assert "s3cret" not in res.stdout + res.stderr
 
 
+def dev_public_keys() -> set[bytes]:
+    return {public_der(k.read_bytes()) for k in DEV_KEYS}
+
+
 def test_fresh_key_is_rsa_2048_pkcs8_and_not_a_dev_key(fly):
     ok(fly.deploy("zio"))
     pem = fly.state()["apps"]["simple-auth-zio"]["secrets"]["JWT_PRIVATE_KEY"]
     assert pem.startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8
     key = serialization.load_pem_private_key(pem.encode(), password=None)
     assert isinstance(key, rsa.RSAPrivateKey) and key.key_size == 2048
-    assert public_der(pem.encode()) not in {public_der(k.read_bytes()) for k in DEV_KEYS}
+    assert public_der(pem.encode()) not in dev_public_keys()
     assert "PRIVATE KEY" not in json.dumps([c["argv"] for c in fly.calls()])  # never in argv
+
+
+@pytest.mark.parametrize("key_type, check", [
+    ("rsa-4096", lambda k: isinstance(k, rsa.RSAPrivateKey) and k.key_size == 4096),
+    ("p-256", lambda k: isinstance(k, ec.EllipticCurvePrivateKey) and k.curve.name == "secp256r1"),
+    ("ed25519", lambda k: isinstance(k, ed25519.Ed25519PrivateKey)),
+])
+def test_fresh_key_of_each_type(fly, key_type, check):
+    res = ok(fly.deploy("actix", "--key-type", key_type))
+    pem = fly.state()["apps"]["simple-auth-actix"]["secrets"]["JWT_PRIVATE_KEY"]
+    assert pem.startswith("-----BEGIN PRIVATE KEY-----") and pem.count("-----BEGIN") == 1  # PKCS#8, one block
+    assert check(serialization.load_pem_private_key(pem.encode(), password=None))
+    assert public_der(pem.encode()) not in dev_public_keys()
+    assert {"rsa-4096": "RS256", "p-256": "ES256", "ed25519": "EdDSA"}[key_type] in res.stderr
+    assert "PRIVATE KEY" not in json.dumps([c["argv"] for c in fly.calls()])
+
+
+def test_fresh_ec_key_names_its_curve(fly):
+    """A JWK needs a named curve: explicit EC parameters would not say P-256."""
+    ok(fly.deploy("actix", "--key-type", "p-256"))
+    pem = fly.state()["apps"]["simple-auth-actix"]["secrets"]["JWT_PRIVATE_KEY"]
+    text = subprocess.run(["openssl", "pkey", "-noout", "-text"], input=pem, capture_output=True, text=True).stdout
+    assert "ASN1 OID: prime256v1" in text or "NIST CURVE: P-256" in text, text
+
+
+def test_empty_bundle_is_mounted_at_jwt_public_keys_file(fly):
+    import tomllib
+    ok(fly.deploy("spring"))
+    app = fly.state()["apps"]["simple-auth-spring"]
+    bundle = base64.b64decode(app["secrets"][BUNDLE_SECRET], validate=True).decode()
+    assert bundle.startswith("#") and "-----BEGIN" not in bundle  # no key: the contract's empty bundle
+    path = tomllib.loads((ROOT / "fly" / "spring.toml").read_text())["env"]["JWT_PUBLIC_KEYS_FILE"]
+    assert app["deployed"]["files"] == {path: bundle}
 
 
 def test_rerun_is_idempotent(fly):
@@ -161,10 +212,20 @@ def test_rerun_is_idempotent(fly):
     n = len(fly.calls())
     res = ok(fly.deploy("spring"))
     again = fly.commands()[n:]
-    assert again == ["apps list", "mpg list", "secrets list", "mpg connect", "secrets list", "deploy"]
-    assert fly.state()["apps"]["simple-auth-spring"]["secrets"] == first  # key and URL kept
+    assert again == ["apps list", "mpg list", "secrets list", "mpg connect", "secrets list", "secrets list", "deploy"]
+    assert fly.state()["apps"]["simple-auth-spring"]["secrets"] == first  # key, bundle and URL kept
     assert fly.state()["apps"]["simple-auth-spring"]["deploys"] == 2
     assert "already has JWT_PRIVATE_KEY: kept" in res.stderr
+    assert f"already has {BUNDLE_SECRET}" in res.stderr
+
+
+def test_rerun_keeps_a_published_bundle(fly, tmp_path):
+    """A re-run must not reset a bundle that holds a rotation's keys."""
+    ok(fly.deploy("akka"))
+    bundle = base64.b64encode(b"# next\n" + public_pem(ed25519.Ed25519PrivateKey.generate())).decode()
+    ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}={bundle}", "--app", "simple-auth-akka"))
+    ok(fly.deploy("akka", "--key-type", "p-256"))
+    assert fly.state()["apps"]["simple-auth-akka"]["secrets"][BUNDLE_SECRET] == bundle
 
 
 def test_second_stack_shares_the_cluster(fly):
@@ -174,36 +235,88 @@ def test_second_stack_shares_the_cluster(fly):
     assert len(fly.state()["mpg"]) == 1
 
 
+def pkcs8(key) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def public_pem(key) -> bytes:
+    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def test_every_dev_key_is_covered():
+    names = {p.name for p in DEV_KEYS}
+    assert {"dev-rsa-2048.pem", "dev-rsa-4096.pem", "dev-p256.pem", "dev-ed25519.pem", "ec-p256-sec1.pem"} <= names
+
+
 @pytest.mark.parametrize("key", DEV_KEYS, ids=lambda p: p.name)
 def test_dev_keys_are_refused(fly, tmp_path, key):
     copy = tmp_path / "innocent-looking.pem"  # by its public key, not its path
     shutil.copy(key, copy)
     for path in (key, copy):
         res = fly.deploy("actix", "--key", str(path))
-        assert res.returncode != 0 and "development key" in res.stderr, res.stderr
+        assert res.returncode == 2 and "development key" in res.stderr, res.stderr
     assert fly.calls() == []  # refused before anything is created
 
 
-def test_own_key_is_used(fly, tmp_path):
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+def test_a_key_of_the_dev_bundle_is_refused_in_pkcs8_form(fly, tmp_path):
+    """dev-p256.pem rewritten (PKCS#8 again, other bytes): still its public key, still refused."""
+    key = serialization.load_pem_private_key((KEYS / "invalid" / "ec-p256-sec1.pem").read_bytes(), password=None)
+    (tmp_path / "k.pem").write_bytes(pkcs8(key))
+    res = fly.deploy("actix", "--key", str(tmp_path / "k.pem"))
+    assert res.returncode == 2 and "development key" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("make", [
+    lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048),
+    lambda: rsa.generate_private_key(public_exponent=65537, key_size=3072),
+    lambda: ec.generate_private_key(ec.SECP256R1()),
+    lambda: ed25519.Ed25519PrivateKey.generate(),
+], ids=["rsa-2048", "rsa-3072", "p-256", "ed25519"])
+def test_own_key_is_used(fly, tmp_path, make):
+    pem = pkcs8(make())
     (tmp_path / "k.pem").write_bytes(pem)
     ok(fly.deploy("actix", "--key", str(tmp_path / "k.pem")))
     assert fly.state()["apps"]["simple-auth-actix"]["secrets"]["JWT_PRIVATE_KEY"] == pem.decode().strip()
 
 
-def test_pkcs1_and_small_keys_are_refused(fly, tmp_path):
-    key = rsa.generate_private_key(public_exponent=65537, key_size=1024)
-    (tmp_path / "small.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                           serialization.NoEncryption()))
-    res = fly.deploy("actix", "--key", str(tmp_path / "small.pem"))
-    assert res.returncode != 0 and "2048" in res.stderr
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    (tmp_path / "pkcs1.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                                           serialization.PrivateFormat.TraditionalOpenSSL,
-                                                           serialization.NoEncryption()))
-    res = fly.deploy("actix", "--key", str(tmp_path / "pkcs1.pem"))
-    assert res.returncode != 0 and "PKCS#8" in res.stderr
+REFUSED = {
+    "rsa-1024": (lambda: pkcs8(rsa.generate_private_key(public_exponent=65537, key_size=1024)), "2048"),
+    "rsa-pkcs1": (lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()),
+        "not PKCS#8"),
+    "ec-sec1": (lambda: ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()),
+        "not PKCS#8"),
+    "ec-p384": (lambda: pkcs8(ec.generate_private_key(ec.SECP384R1())), "P-256 only"),
+    "ec-secp256k1": (lambda: pkcs8(ec.generate_private_key(ec.SECP256K1())), "P-256 only"),
+    "ed448": (lambda: pkcs8(ed448.Ed448PrivateKey.generate()), "ED448"),
+    "encrypted": (lambda: ed25519.Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(b"pw")),
+        "encrypted"),
+    "public-key": (lambda: public_pem(ed25519.Ed25519PrivateKey.generate()), "public key"),
+    "two-keys": (lambda: pkcs8(ed25519.Ed25519PrivateKey.generate()) + pkcs8(ed25519.Ed25519PrivateKey.generate()),
+                 "2 PEM blocks"),
+    "not-a-key": (lambda: b"hello\n", "no private key"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_other_keys_are_refused(fly, tmp_path, name):
+    make, message = REFUSED[name]
+    (tmp_path / "k.pem").write_bytes(make())
+    res = fly.deploy("actix", "--key", str(tmp_path / "k.pem"))
+    assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1, "one clear line"
+    assert fly.calls() == []
+
+
+def test_key_type_option(fly, tmp_path):
+    res = fly.deploy("actix", "--key-type", "p-384")
+    assert res.returncode == 2 and "rsa-2048, rsa-4096, p-256, ed25519" in res.stderr
+    (tmp_path / "k.pem").write_bytes(pkcs8(ed25519.Ed25519PrivateKey.generate()))
+    res = fly.deploy("actix", "--key", str(tmp_path / "k.pem"), "--key-type", "ed25519")
+    assert res.returncode == 2 and "give one of the two" in res.stderr
+    assert fly.calls() == []
 
 
 def test_unknown_stack_and_option(fly):
@@ -283,11 +396,90 @@ def test_unmanaged_postgres_path(fly, postgres):
         "apps list", "apps create",
         "apps list", "postgres create",
         "secrets list", "postgres attach", "proxy",
-        "secrets list", "secrets set", "deploy",
+        "secrets list", "secrets set", "secrets list", "secrets set", "deploy",
     ]
     attach = next(c for c in fly.calls() if c["command"] == "postgres attach")["argv"]
     assert attach[:3] == ["postgres", "attach", "sa-pg"] and "--database-name" in attach
     assert tables(url) == {"tables": ["channel_members", "channels", "messages", "users"], "users": 0}
     n = len(fly.calls())
     ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", env={"FAKEFLY_PSQL_URL": url}))
-    assert fly.commands()[n:] == ["apps list", "apps list", "secrets list", "secrets list", "deploy"]
+    assert fly.commands()[n:] == ["apps list", "apps list", "secrets list", "secrets list", "secrets list", "deploy"]
+
+
+# --------------------------------------------------------------------------------------------- rotation on fly.io
+
+ROTATION_DOC = ROOT / "docs" / "key-rotation.md"
+JWKS_PEM = ROOT / "fly" / "jwks_pem.py"
+# docs/key-rotation.md's fly.io commands, verbatim (the test fails if the document and these drift apart).
+PUBLISH = "openssl base64 -A < bundle.pem | fly secrets set JWT_PUBLIC_KEYS_BASE64=- --app $APP"
+SWITCH = "fly secrets set JWT_PRIVATE_KEY=- --app $APP < next.pem"
+RETIRE = ("printf '# retired the previous key\\n' | openssl base64 -A | "
+          "fly secrets set JWT_PUBLIC_KEYS_BASE64=- --app $APP")
+SCALE = "fly scale count 2 --app $APP --yes"
+
+
+def pem_blocks(text: str) -> list[bytes]:
+    """DER of each public key in a bundle, in order (what a stack publishes after its signing key)."""
+    return [serialization.load_pem_public_key(("-----BEGIN PUBLIC KEY-----" + b).encode())
+            .public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+            for b in text.split("-----BEGIN PUBLIC KEY-----")[1:]]
+
+
+def test_rotation_commands_run_against_flyctl(fly, tmp_path):
+    doc = ROTATION_DOC.read_text()
+    for line in (PUBLISH, SWITCH, RETIRE, SCALE):
+        assert line in doc, line
+    old = ed25519.Ed25519PrivateKey.generate()
+    (tmp_path / "old.pem").write_bytes(pkcs8(old))
+    ok(fly.deploy("actix", "--key", str(tmp_path / "old.pem")))
+    app = "simple-auth-actix"
+    path = "/etc/simple-auth/jwt-public-keys.pem"
+
+    def run(line: str) -> None:
+        ok(subprocess.run(["bash", "-euo", "pipefail", "-c", line], cwd=tmp_path, env={**fly.env, "APP": app},
+                          capture_output=True, text=True, timeout=60))
+
+    nxt = ec.generate_private_key(ec.SECP256R1())
+    (tmp_path / "next.pem").write_bytes(pkcs8(nxt))
+    # 1. publish: the served keys (here: old's, as fly/jwks_pem.py would print it) and the next key
+    (tmp_path / "bundle.pem").write_bytes(b"# kid=... alg=EdDSA\n" + public_pem(old) + public_pem(nxt))
+    run(SCALE)
+    run(PUBLISH)
+    state = fly.state()["apps"][app]
+    assert state["restarts"] == 1 and state["secrets"]["JWT_PRIVATE_KEY"] == pkcs8(old).decode().strip()
+    assert pem_blocks(state["deployed"]["files"][path]) == [public_der(pkcs8(old)), public_der(pkcs8(nxt))]
+    # 2. switch: the bundle stays, so every machine publishes both keys before and after
+    run(SWITCH)
+    state = fly.state()["apps"][app]
+    assert state["restarts"] == 2 and state["secrets"]["JWT_PRIVATE_KEY"] == pkcs8(nxt).decode().strip()
+    assert pem_blocks(state["deployed"]["files"][path]) == [public_der(pkcs8(old)), public_der(pkcs8(nxt))]
+    # 3. retire: an empty bundle, still a file
+    run(RETIRE)
+    state = fly.state()["apps"][app]
+    assert state["restarts"] == 3 and state["deployed"]["files"][path] == "# retired the previous key\n"
+    assert "PRIVATE KEY" not in json.dumps([c["argv"] for c in fly.calls()])  # never in argv
+
+
+def test_jwks_pem_gives_back_the_dev_bundle(tmp_path):
+    """spec/vectors.json's JWKS of the dev bundle -> the bundle's own keys, byte for byte, in order."""
+    vectors = json.loads((ROOT / "spec" / "vectors.json").read_text())["public_key_bundle"]
+    (tmp_path / "jwks.json").write_text(json.dumps(vectors["jwks"]))
+    res = ok(subprocess.run([sys.executable, str(JWKS_PEM), str(tmp_path / "jwks.json")], capture_output=True,
+                            text=True))
+    expected = (ROOT / "spec" / vectors["file"]).read_text()
+    assert "".join(l + "\n" for l in res.stdout.splitlines() if not l.startswith("#")) == expected
+    assert [l.split()[1] for l in res.stdout.splitlines() if l.startswith("#")] == [f"kid={k}" for k in vectors["kids"]]
+    assert pem_blocks(res.stdout) == pem_blocks(expected)
+
+
+def test_jwks_pem_refuses_a_wrong_kid_and_other_types(tmp_path):
+    vectors = json.loads((ROOT / "spec" / "vectors.json").read_text())["public_key_bundle"]
+    for change, message in [
+        (lambda k: k.update(kid="AAAA"), "thumbprint"),
+        (lambda k: k.update(kty="EC", crv="P-384"), "none of the contract's types"),
+    ]:
+        jwks = json.loads(json.dumps(vectors["jwks"]))
+        change(jwks["keys"][-1])
+        res = subprocess.run([sys.executable, str(JWKS_PEM), "-"], input=json.dumps(jwks), capture_output=True,
+                             text=True)
+        assert res.returncode == 2 and message in res.stderr and res.stdout == "", res.stderr
