@@ -89,6 +89,15 @@ def wait_for_reloads(base_url: str, result: str, count: int) -> None:
         time.sleep(0.05)
 
 
+def wait_for_start_up_line(svc) -> None:
+    """The start-up line names the kid and the alg; a stack may write it a moment after it first answers (Spring
+    logs it when the application is ready), and a test that counts the lines a reload writes starts after it."""
+    deadline = time.monotonic() + RELOAD_WITHIN
+    while not re.search(r"alg=(RS256|ES256|EdDSA)", svc.log_text()):
+        assert time.monotonic() < deadline, f"no start-up line with alg=: {svc.log_text()[-1500:]}"
+        time.sleep(0.05)
+
+
 def log_lines_since(svc, offset: int) -> list[str]:
     return [line for line in svc.log_text()[offset:].splitlines() if line.strip()]
 
@@ -108,6 +117,7 @@ def started(own_process, database, workdir):
         url, pg = database
         svc = start_service(own_process, url, workdir / f"{name}.log", pg, key_type=key_type, **env)
         running.append(svc)
+        wait_for_start_up_line(svc)
         return svc
     yield start
     for svc in running:
