@@ -25,10 +25,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 import stackctl
 from service import AUDIENCE, ISSUER, KEYS, ROOT, TTL, VECTORS, start_service
 from helpers import JOHN, assert_token_pair, at_hash, jose_header, parse_prometheus, verify
-from test_process import assert_refused, run_until_exit
+from test_process import NO_DATABASE, assert_refused, run_until_exit
 
 KEY_DIR = ROOT / "spec" / "keys"
-NO_DATABASE = "postgres://auth:auth@127.0.0.1:1/auth"
 RELOADS = "simpleauth_key_reloads_total"
 # How long a SIGHUP may take to show in the JWKS (the reload is a file read and a key parse).
 RELOAD_WITHIN = 10.0
