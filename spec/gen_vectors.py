@@ -175,7 +175,29 @@ def build(previous: dict | None) -> dict:
         "public_key_bundle": bundle_entry(keys),
         "at_hash": [{"alg": alg, "access_token": t, "at_hash": at_hash(t, digest)}
                     for alg, digest in ALGORITHMS.values() for t in tokens],
+        "refresh_tokens": refresh_token_vectors(),
     }
+
+
+def refresh_token_vectors() -> dict:
+    """spec/README.md §7: a refresh token is 32 bytes, base64url without padding (43 characters); the database
+    keeps SHA-256 over those 43 ASCII characters. Fixed byte patterns, so the file regenerates identically."""
+    raw = [bytes(range(32)), bytes([0xFF] * 32), bytes(range(0xE0, 0x100))]
+    valid = [{"bytes_hex": r.hex(), "token": b64url(r), "sha256_hex": hashlib.sha256(b64url(r).encode()).hexdigest()}
+             for r in raw]
+    good = valid[0]["token"]
+    malformed = {
+        "one-short": good[:42],
+        "one-long": good + "A",
+        "padded": good + "=",
+        "standard-alphabet-plus": "+" + good[1:],
+        "standard-alphabet-slash": "/" + good[1:],
+        "space-inside": good[:20] + " " + good[21:],
+        "non-ascii": "é" + good[1:],
+        "dot": good[:42] + ".",
+        "access-token-like": "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln",
+    }
+    return {"valid": valid, "malformed": [{"name": k, "token": v} for k, v in malformed.items()]}
 
 
 def main() -> int:

@@ -42,3 +42,30 @@ CREATE TABLE IF NOT EXISTS messages (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS messages_channel_created_idx ON messages (channel_id, created_at);
+
+-- The token service's own tables (spec/README.md §7, §8), the only ones it writes.
+
+-- Refresh tokens: only the SHA-256 of each token is stored. A family is one session (the tokens' `sid`): the
+-- password grant starts it, each refresh marks the presented token used and adds its successor, and presenting a
+-- used token again revokes the whole family (reuse detection, RFC 9700 §4.14.2).
+CREATE TABLE IF NOT EXISTS refresh_tokens (
+    token_hash bytea       PRIMARY KEY CHECK (length(token_hash) = 32),
+    family_id  uuid        NOT NULL,
+    user_id    uuid        NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    client_id  text        NOT NULL CHECK (length(client_id) BETWEEN 1 AND 128),
+    issued_at  timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL,
+    used_at    timestamptz,
+    revoked_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS refresh_tokens_family_idx ON refresh_tokens (family_id);
+CREATE INDEX IF NOT EXISTS refresh_tokens_user_idx ON refresh_tokens (user_id);
+CREATE INDEX IF NOT EXISTS refresh_tokens_expires_idx ON refresh_tokens (expires_at);
+
+-- Failed logins per lowercased username (known or not), in a window that starts at the first failure; every
+-- instance of the service sees the same count.
+CREATE TABLE IF NOT EXISTS login_failures (
+    username     text        PRIMARY KEY,
+    failures     integer     NOT NULL CHECK (failures > 0),
+    window_start timestamptz NOT NULL
+);

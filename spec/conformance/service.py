@@ -47,8 +47,7 @@ def start_service(stack: stackctl.Stack, database_url: str, log_path: Path, pg=N
                   key_type: str = stackctl.DEFAULT_KEY_TYPE, **env_overrides) -> Service:
     port = stackctl.free_port()
     env = stack.contract_env(database_url, port, key_type,
-                             **{"JWT_ISSUER": ISSUER, "JWT_AUDIENCE": AUDIENCE, "TOKEN_TTL_SECONDS": str(TTL),
-                                **env_overrides})
+                             **{**stackctl.CONFORMANCE_ENV, **env_overrides})
     proc = stack.spawn(env, log_path)
     svc = Service(f"http://127.0.0.1:{port}", proc, log_path, pg, stack)
     try:
