@@ -12,6 +12,7 @@ import requests
 
 JOHN = {"username": "john@example.com", "password": "TopSecret0!"}
 JANE = {"username": "jane@example.com", "password": "CorrectHorse9!"}
+SUCCESS_MEMBERS = {"access_token", "id_token", "token_type", "expires_in", "refresh_token"}
 INVALID_GRANT_BODY = b'{"error":"invalid_grant","error_description":"invalid username or password"}'
 ERROR_CODES = {"invalid_request", "invalid_grant", "unsupported_grant_type", "temporarily_unavailable", "server_error"}
 COMMON_CLAIMS = {"iss", "aud", "sub", "iat", "exp", "sid", "jti"}
@@ -85,7 +86,7 @@ def assert_token_pair(r: requests.Response, ttl: int) -> dict:
     assert "no-store" in cache_directives(r), r.headers.get("Cache-Control")
     assert r.headers.get("Pragma", "").lower() == "no-cache"
     body = r.json()
-    assert set(body) == {"access_token", "id_token", "token_type", "expires_in"}, body
+    assert set(body) == SUCCESS_MEMBERS, body
     assert body["token_type"] == "Bearer"
     assert body["expires_in"] == ttl and isinstance(body["expires_in"], int)
     return body

@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from helpers import JOHN
+from helpers import JOHN, SUCCESS_MEMBERS
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY"]
 READ_ONLY = ["/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics"]
-PATHS = ["/token", *READ_ONLY, "/nope", "/token/"]
+PATHS = ["/token", "/revoke", *READ_ONLY, "/nope", "/token/", "/revoke/"]
 BODIES = ["none", "json", "json-chunked"]
 PAYLOAD = json.dumps(JOHN).encode()
 TIMEOUT = 5.0
@@ -107,6 +107,12 @@ def expected(method: str, path: str, body: str) -> tuple[int, str | None, dict |
         if body == "none":
             return 415, None, {"error": "invalid_request"}, "application/json"
         return 200, None, None, "application/json"
+    if path == "/revoke":
+        if method != "POST":
+            return 405, "POST", {"error": "invalid_request"}, "application/json"
+        # The JSON body is a login, with no `token` member.
+        return (415, None, {"error": "invalid_request"}, "application/json") if body == "none" else \
+            (400, None, {"error": "invalid_request"}, "application/json")
     if path in READ_ONLY:
         if method in ("GET", "HEAD"):
             return 200, None, None, "text/plain" if path == "/metrics" else "application/json"
@@ -172,7 +178,7 @@ def test_method_table(service, method, path, body):
             if status == 404:
                 assert doc == error
         elif path == "/token":
-            assert set(json.loads(payload)) == {"access_token", "id_token", "token_type", "expires_in"}
+            assert set(json.loads(payload)) == SUCCESS_MEMBERS
         # The connection still carries a request (the request body was read, and a HEAD answer sent none),
         # unless the server said it would close it or closed it without a stray byte.
         if "close" in headers.get("connection", "").lower():

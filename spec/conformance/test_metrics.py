@@ -67,6 +67,11 @@ def test_required_families_names_labels_and_types(http, service):
     assert type_of("simpleauth_key_reloads", "simpleauth_key_reloads_total") == "counter"
     # Both series from the start, and the suite's service is never sent SIGHUP.
     assert series(samples, "simpleauth_key_reloads_total") == {labelled(result="success"): 0, labelled(result="failure"): 0}
+    assert type_of("simpleauth_rejections", "simpleauth_rejections_total") == "counter"
+    # The suite's service runs with the limits out of the way (stackctl.CONFORMANCE_ENV), and its sessions are
+    # never reused: all four series, at 0 (test_sessions.py sees them move in processes of its own).
+    assert series(samples, "simpleauth_rejections_total") == {
+        labelled(reason=r): 0 for r in ("username_locked", "address_locked", "overload", "refresh_reuse")}
 
 
 @pytest.mark.parametrize("name", list(HISTOGRAMS))

@@ -115,7 +115,7 @@ def test_at_hash_vector(pair):
 
 def test_openapi_is_3_1_and_has_every_endpoint():
     assert OPENAPI["openapi"].startswith("3.1")
-    assert set(OPENAPI["paths"]) == {"/token", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/health",
+    assert set(OPENAPI["paths"]) == {"/token", "/revoke", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/health",
                                      "/health/live", "/metrics"}
 
 
@@ -142,7 +142,9 @@ def test_spec_needs_nothing_outside_the_project():
 
 
 def test_openapi_token_lists_every_status_of_the_contract():
-    assert set(OPENAPI["paths"]["/token"]["post"]["responses"]) == {"200", "400", "405", "413", "415", "500", "503"}
+    assert set(OPENAPI["paths"]["/token"]["post"]["responses"]) == {"200", "400", "405", "413", "415", "429", "500",
+                                                                     "503"}
+    assert set(OPENAPI["paths"]["/revoke"]["post"]["responses"]) == {"200", "400", "405", "413", "415", "500", "503"}
 
 
 def test_openapi_error_codes_are_rfc6749():
