@@ -13,7 +13,8 @@ FLY = ROOT / "fly"
 # The contract's environment variables (spec/README.md §5, spec/openapi.yaml).
 CONTRACT_ENV = {"PORT", "HOST", "DATABASE_URL", "DB_POOL_SIZE", "DB_ACQUIRE_TIMEOUT_MS", "JWT_PRIVATE_KEY_FILE",
                 "JWT_PRIVATE_KEY", "JWT_PUBLIC_KEYS_FILE", "JWT_ISSUER", "JWT_AUDIENCE", "TOKEN_TTL_SECONDS",
-                "DEFAULT_CLIENT_ID", "LOG_LEVEL"}
+                "DEFAULT_CLIENT_ID", "REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS",
+                "LOGIN_IP_MAX_FAILURES", "TRUST_PROXY_HEADERS", "MAX_PASSWORD_CHECKS", "LOG_LEVEL"}
 # Secrets and attachments, never in a committed config.
 SECRETS = {"DATABASE_URL", "JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"}
 STACKS = sorted(p.parent.name for p in ROOT.glob("*/stack.json"))

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Real users for a simple-auth database: add, reset a password, disable.
+"""Real users for a simple-auth database: add, reset a password, disable; prune the token service's old rows.
 
     DATABASE_URL=postgres://... sql/users.py add EMAIL NAME [--username U] [--password-stdin]
     DATABASE_URL=postgres://... sql/users.py reset EMAIL [--password-stdin]
     DATABASE_URL=postgres://... sql/users.py disable EMAIL
+    DATABASE_URL=postgres://... sql/users.py prune
     make user ARGS="add alice@example.org 'Alice Example'"
 
 DATABASE_URL is any libpq URL, TLS parameters included (sslmode, sslrootcert=<file>|system, ...).
@@ -16,8 +17,11 @@ output, PHC string), which every stack verifies.
 `disable` replaces the stored hash with the marker `$disabled$<UTC time>`: no scheme of
 the contract (`$argon2id$`, `$hmac-sha256$`) accepts it, so every stack answers that user's
 logins with invalid_grant, as it does for any unusable stored hash; `reset` gives the user
-a new password and so enables them again. Each command is one transaction: on any error
-nothing is written. Errors are one line on stderr; exit 1 (2 for bad input).
+a new password and so enables them again. Both end every session of the user: their refresh
+tokens are revoked (spec/README.md §7), so a stolen one stops working with the password.
+`prune` deletes refresh tokens that expired more than a day ago and failure counts whose
+window has passed (spec/README.md §6; run it daily). Each command is one transaction: on
+any error nothing is written. Errors are one line on stderr; exit 1 (2 for bad input).
 """
 from __future__ import annotations
 
@@ -161,13 +165,21 @@ def cmd_add(conn, args) -> str:
     return f"added {email} (username {username}, id {user_id})"
 
 
-def store_hash(conn, email: str, stored: str, missing: str = "") -> None:
-    """Replaces the user's password_hash in one transaction; no such user is a Failure."""
+def store_hash(conn, email: str, stored: str, missing: str = "") -> int:
+    """Replaces the user's password_hash and revokes their sessions, in one transaction; no such user is a Failure.
+    Returns the number of sessions (refresh-token families) it ended."""
     with conn.transaction():
         row = conn.execute("UPDATE users SET password_hash = %s, updated_at = now() WHERE email = %s RETURNING id",
                            (stored, email)).fetchone()
         if row is None:
             raise Failure(f"no user with the e-mail {email}" + (f" {missing}" if missing else ""))
+        ended = conn.execute("UPDATE refresh_tokens SET revoked_at = now() WHERE user_id = %s AND revoked_at IS NULL "
+                             "RETURNING family_id", (row[0],)).fetchall()
+    return len({r[0] for r in ended})
+
+
+def sessions(n: int) -> str:
+    return f"{n} session{'' if n == 1 else 's'} ended"
 
 
 def cmd_reset(conn, args) -> str:
@@ -175,15 +187,24 @@ def cmd_reset(conn, args) -> str:
     if not find(conn, email):
         raise Failure(f"no user with the e-mail {email}")
     conn.rollback()
-    store_hash(conn, email, hash_password(read_password(args.password_stdin)), "(removed meanwhile)")
-    return f"new password set for {email}"
+    ended = store_hash(conn, email, hash_password(read_password(args.password_stdin)), "(removed meanwhile)")
+    return f"new password set for {email}; {sessions(ended)}"
 
 
 def cmd_disable(conn, args) -> str:
     email = check_email(args.email)
     marker = DISABLED_PREFIX + datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    store_hash(conn, email, marker)
-    return f"disabled {email}: every login answers invalid_grant until `reset`"
+    ended = store_hash(conn, email, marker)
+    return f"disabled {email}: every login answers invalid_grant until `reset`; {sessions(ended)}"
+
+
+def cmd_prune(conn, args) -> str:
+    with conn.transaction():
+        tokens = conn.execute("DELETE FROM refresh_tokens WHERE expires_at < now() - interval '1 day'").rowcount
+        counts = conn.execute("DELETE FROM login_failures WHERE window_start < now() - %s * interval '1 second'",
+                              (args.window,)).rowcount
+    return f"pruned {tokens} expired refresh token{'' if tokens == 1 else 's'} and {counts} failure count" \
+           f"{'' if counts == 1 else 's'}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -200,15 +221,25 @@ def parser() -> argparse.ArgumentParser:
     reset.add_argument("--password-stdin", action="store_true", help="read the password as one line from stdin")
     disable = sub.add_parser("disable", help="refuse every login of the user (invalid_grant in every stack)")
     disable.add_argument("email")
+    prune = sub.add_parser("prune", help="delete expired refresh tokens and passed failure windows (run daily)")
+    prune.add_argument("--window", type=positive, default=300, metavar="SECONDS",
+                       help="the services' LOGIN_FAILURE_WINDOW_SECONDS (default 300): older counts are deleted")
     return ap
+
+
+def positive(raw: str) -> int:
+    if not raw.isdigit() or int(raw) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {raw!r}")
+    return int(raw)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    command = {"add": cmd_add, "reset": cmd_reset, "disable": cmd_disable}[args.command]
+    command = {"add": cmd_add, "reset": cmd_reset, "disable": cmd_disable, "prune": cmd_prune}[args.command]
     try:
         # Bad input is reported before a connection is tried.
-        check_email(args.email)
+        if args.command != "prune":
+            check_email(args.email)
         if args.command == "add":
             check_name(args.name)
             if args.username is not None:
@@ -222,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                 what = "username" if (e.diag.constraint_name or "").startswith("users_username") else "e-mail"
                 raise Failure(f"a user with that {what} already exists") from None
             except psycopg.errors.UndefinedTable:
-                raise Failure("the database has no users table: load sql/schema.sql first") from None
+                raise Failure("the database lacks the token service's tables: load sql/schema.sql first") from None
             except psycopg.errors.InsufficientPrivilege as e:
                 raise Failure(f"not allowed: {first_line(e)}") from None
             except psycopg.Error as e:

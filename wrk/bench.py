@@ -71,7 +71,7 @@ from stackctl import ROOT, Stack, ToolError
 VECTORS = json.loads((ROOT / "spec" / "vectors.json").read_text())
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
-SCENARIOS = ("users", "john", "argon2", "mixed")
+SCENARIOS = ("users", "john", "argon2", "mixed", "refresh")
 OHA_VERSION = "1.15.0"  # wrk/install-loadgen.sh installs this one
 STABLE_WITHIN = 0.03    # warm-up: two consecutive windows' CPU per request within 3 %
 SHARED_FRACTIONS = (0.25, 0.5, 0.75, 0.9)  # open loop: of the slowest stack's closed-loop maximum, for every stack
@@ -332,6 +332,13 @@ def parse_args(argv: list[str] | None) -> Settings:
     if duration < 1 or repeats < 1 or window < 1 or open_s < 1 or rewarm < 1 or open_repeats < 1:
         ap.error("--duration, --repeats, --warmup-window, --rewarm, --open-loop-seconds and --open-loop-repeats must "
                  "be at least 1")
+    if a.scenario == "refresh" and a.wrong_share > 0:
+        ap.error("--wrong-share does not apply to the refresh scenario (it logs in once per connection)")
+    if a.scenario == "refresh" and not a.no_open_loop:
+        # oha sends fixed bodies (a random line of a file per request), and a refresh token is good once.
+        print("bench: the refresh scenario has no open-loop phase (a refresh token is good once; oha sends fixed "
+              "bodies)", file=sys.stderr)
+        a.no_open_loop = True
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
                     a.key_type, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
@@ -1628,7 +1635,7 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         return live
 
     port = stackctl.free_port()
-    env = stack.contract_env(db_url, port, settings.key_type)
+    env = stack.contract_env(db_url, port, settings.key_type, **stackctl.BENCH_ENV)
     # The machine's speed drifts by several per cent over minutes (a shared VM): the ceilings this stack's
     # numbers are divided by are measured right before it, not once at the start of the run.
     progress.say(stack.name, f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} (best of {settings.signbench_runs})")
@@ -1781,6 +1788,7 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
     env = containers.compose_env(containers.readable_key(settings.key_type), limits)
     for var in containers.SUITE_OVERRIDES:  # each container keeps the issuer it is reachable at (docker-compose.yml)
         env.pop(var, None)
+    env.update(stackctl.BENCH_ENV)
     issuers = containers.compose_issuers()
     results = [{"name": s.name, "target": "docker", "failed": "no service in docker-compose.yml"}
                for s in stacks if s.name not in containers.PORTS]

@@ -30,6 +30,9 @@ SCHEMA = (ROOT / "sql" / "schema.sql").read_text()
 sys.path.insert(0, str(ROOT / "wrk"))
 import stackctl  # noqa: E402
 
+# sql/schema.sql's tables: the channel API's and the token service's own (spec/README.md §6).
+SCHEMA_TABLES = ["channel_members", "channels", "login_failures", "messages", "refresh_tokens", "users"]
+
 
 class Fly:
     """A fake fly.io account: a PATH with `fly` first, and what the stand-in recorded."""
@@ -386,7 +389,7 @@ def test_managed_postgres_loads_the_schema_and_no_users(fly, postgres):
     url = empty_database(postgres, "fly_mpg")
     ok(fly.deploy("actix", env={"FAKEFLY_PSQL_URL": url}))
     ok(fly.deploy("actix", env={"FAKEFLY_PSQL_URL": url}))  # idempotent
-    assert tables(url) == {"tables": ["channel_members", "channels", "messages", "users"], "users": 0}
+    assert tables(url) == {"tables": SCHEMA_TABLES, "users": 0}
 
 
 def test_unmanaged_postgres_path(fly, postgres):
@@ -400,7 +403,7 @@ def test_unmanaged_postgres_path(fly, postgres):
     ]
     attach = next(c for c in fly.calls() if c["command"] == "postgres attach")["argv"]
     assert attach[:3] == ["postgres", "attach", "sa-pg"] and "--database-name" in attach
-    assert tables(url) == {"tables": ["channel_members", "channels", "messages", "users"], "users": 0}
+    assert tables(url) == {"tables": SCHEMA_TABLES, "users": 0}
     n = len(fly.calls())
     ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", env={"FAKEFLY_PSQL_URL": url}))
     assert fly.commands()[n:] == ["apps list", "apps list", "secrets list", "secrets list", "secrets list", "deploy"]

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -156,7 +157,8 @@ def test_reset(db):
     assert run(db, "add", "hugo@example.org", "Hugo", "--password-stdin", stdin=PASSWORD).returncode == 0
     before = row(db, "hugo@example.org")
     res = run(db, "reset", "Hugo@Example.org", "--password-stdin", stdin="an0ther passphrase\n")
-    assert res.returncode == 0 and res.stdout.strip() == "new password set for hugo@example.org", res.stderr
+    assert res.returncode == 0 and res.stdout.strip() == "new password set for hugo@example.org; 0 sessions ended", \
+        res.stderr
     after = row(db, "hugo@example.org")
     assert PasswordHasher().verify(after["hash"], "an0ther passphrase")
     with pytest.raises(VerifyMismatchError):
@@ -213,3 +215,58 @@ def test_schema_missing(db):
     db.psql("CREATE DATABASE empty_db")
     url = db.url.rsplit("/", 1)[0] + "/empty_db"
     one_error_line(run(db, "disable", "a@example.org", url=url), 1, "load sql/schema.sql first")
+
+
+def add_session(db, email: str, family: str, expires: str = "now() + interval '1 day'") -> None:
+    """A refresh token as a stack writes it (spec/README.md §7): a random 32-byte hash, the family, the user."""
+    db.psql("INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at) "
+            f"SELECT gen_random_bytes(32), '{family}', id, 'public', {expires} FROM users WHERE email = '{email}'")
+
+
+def live_families(db, email: str) -> set[str]:
+    out = db.psql("SELECT DISTINCT family_id FROM refresh_tokens t JOIN users u ON u.id = t.user_id "
+                  f"WHERE u.email = '{email}' AND t.revoked_at IS NULL")
+    return set(out.split()) if out else set()
+
+
+def test_reset_and_disable_end_the_users_sessions(db):
+    for who in ("kim", "lou"):
+        assert run(db, "add", f"{who}@example.org", who.title(), "--password-stdin", stdin=PASSWORD).returncode == 0
+    families = [str(uuid.uuid4()) for _ in range(3)]
+    add_session(db, "kim@example.org", families[0])
+    add_session(db, "kim@example.org", families[0])  # a rotated token of the same session
+    add_session(db, "kim@example.org", families[1])
+    add_session(db, "lou@example.org", families[2])
+    res = run(db, "reset", "kim@example.org", "--password-stdin", stdin="an0ther passphrase\n")
+    assert res.returncode == 0 and res.stdout.strip().endswith("; 2 sessions ended"), (res.stdout, res.stderr)
+    assert live_families(db, "kim@example.org") == set()
+    assert live_families(db, "lou@example.org") == {families[2]}, "another user's session is not touched"
+    res = run(db, "disable", "lou@example.org")
+    assert res.returncode == 0 and res.stdout.strip().endswith("; 1 session ended"), (res.stdout, res.stderr)
+    assert live_families(db, "lou@example.org") == set()
+
+
+def test_prune_deletes_only_what_is_over(db):
+    assert run(db, "add", "max@example.org", "Max", "--password-stdin", stdin=PASSWORD).returncode == 0
+    live, old, recent = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    add_session(db, "max@example.org", live)
+    add_session(db, "max@example.org", old, "now() - interval '2 days'")
+    add_session(db, "max@example.org", recent, "now() - interval '1 hour'")  # kept a day: reuse still detected
+    db.psql("INSERT INTO login_failures VALUES ('a@example.org', 3, now() - interval '10 minutes'), "
+            "('b@example.org', 2, now() - interval '1 minute')")
+    res = run(db, "prune")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "pruned 1 expired refresh token and 1 failure count", res.stdout
+    families = set(db.psql("SELECT family_id FROM refresh_tokens t JOIN users u ON u.id = t.user_id "
+                           "WHERE u.email = 'max@example.org'").split())
+    assert families == {live, recent}
+    assert db.psql("SELECT string_agg(username, ',') FROM login_failures") == "b@example.org"
+    res = run(db, "prune", "--window", "30")
+    assert res.returncode == 0 and res.stdout.strip() == "pruned 0 expired refresh tokens and 1 failure count"
+    assert db.psql("SELECT count(*) FROM login_failures") == "0"
+
+
+@pytest.mark.parametrize("window", ["0", "-5", "five"])
+def test_prune_refuses_a_bad_window(db, window):
+    res = run(db, "prune", "--window", window)
+    assert res.returncode == 2 and "not a positive number of seconds" in res.stderr, res.stderr

@@ -90,17 +90,19 @@ def _sql_statement(text: str, start: str) -> str:
     return re.sub(r"\s+", " ", " ".join(lines)).strip()
 
 
-def test_aot_training_database_is_the_projects_users_table_and_seed_users():
+def test_aot_training_database_is_the_projects_tables_and_seed_users():
     schema = (ROOT / "sql" / "schema.sql").read_text()
     seed = (ROOT / "sql" / "seed.sql").read_text()
-    table = _sql_statement(schema, "CREATE TABLE IF NOT EXISTS users (")
+    tables = [_sql_statement(schema, f"CREATE TABLE IF NOT EXISTS {t} (") for t in ("users", "refresh_tokens",
+                                                                                   "login_failures")]
     for name in stackctl.list_stacks():
         if not stackctl.Stack.load(name).uses_java:
             continue
         text = (ROOT / name / "Dockerfile").read_text()
         block = text.split("RUN printf '%s\\n' > /usr/local/share/aot-train.sql \\\n", 1)[1].split("\n && ", 1)[0]
         sql = "\n".join(ln.strip()[1:-3].replace("'\\''", "'") for ln in block.splitlines())
-        assert _sql_statement(sql, "CREATE TABLE IF NOT EXISTS users (") == table, name
+        for table in tables:
+            assert _sql_statement(sql, table.split(" (", 1)[0] + " (") == table, name
         rows = re.findall(r"\(md5\('user:[^']+'\)::uuid, '[^']*', '[^']*', '[^']*',\s*'[^']*'\)", sql)
         assert len(rows) == 3, name
         for row in rows:
