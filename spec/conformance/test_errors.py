@@ -111,7 +111,7 @@ def test_json_grant_type_of_the_wrong_type(http, service, grant_type):
     assert_error(post(http, service, json.dumps({**JOHN, "grant_type": grant_type}), JSON), 400, "invalid_request")
 
 
-@pytest.mark.parametrize("grant_type", ["client_credentials", "authorization_code", "PASSWORD", ""])
+@pytest.mark.parametrize("grant_type", ["client_credentials", "authorization_code", "PASSWORD", "REFRESH_TOKEN", ""])
 def test_json_unsupported_grant_type(http, service, grant_type):
     assert_error(post(http, service, json.dumps({**JOHN, "grant_type": grant_type}), JSON), 400,
                  "unsupported_grant_type")
@@ -142,7 +142,7 @@ def test_form_repeated_parameter(http, service, body):
     assert_error(post(http, service, body, FORM), 400, "invalid_request")
 
 
-@pytest.mark.parametrize("grant_type", ["client_credentials", "refresh_token", "PASSWORD"])
+@pytest.mark.parametrize("grant_type", ["client_credentials", "authorization_code", "REFRESH_TOKEN", "PASSWORD"])
 def test_form_unsupported_grant_type(http, service, grant_type):
     body = f"grant_type={grant_type}&username=john%40example.com&password=TopSecret0%21"
     assert_error(post(http, service, body, FORM), 400, "unsupported_grant_type")

@@ -542,3 +542,11 @@ def test_overload_sheds_argon2id_checks_at_once(started):
 def test_refuses_bad_limit_settings(own_process, name, value):
     env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(), **{name: value})
     assert_refused(run_until_exit(own_process, env), name)
+
+
+def test_empty_limit_settings_mean_the_defaults(started):
+    """Set but empty counts as unset (spec/README.md §5): docker compose passes `MAX_PASSWORD_CHECKS: ${...:-}`."""
+    s = started("empty", **{n: "" for n in ("REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES",
+                                            "LOGIN_FAILURE_WINDOW_SECONDS", "LOGIN_IP_MAX_FAILURES",
+                                            "TRUST_PROXY_HEADERS", "MAX_PASSWORD_CHECKS")})
+    assert_session(token(s, JOHN))
