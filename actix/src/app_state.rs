@@ -1,17 +1,23 @@
 //! `AppState`: the service's parts, wired once at start-up and shared by every
-//! worker: web → `TokenService` → `UserRepository` / `PasswordVerifier` /
-//! `Keys` (the `TokenSigner` and the documents of the keys in service), with
-//! `DatabaseHealth` and `Metrics` beside.
+//! worker: web → `TokenService` → `UserRepository` / `SessionRepository` /
+//! `PasswordVerifier` / `AddressLimits` / `Keys` (the `TokenSigner` and the
+//! documents of the keys in service), with `DatabaseHealth` and `Metrics`
+//! beside.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use deadpool_postgres::Pool;
 
+use crate::client_address::ClientAddress;
 use crate::database_health::DatabaseHealth;
 use crate::database_outage::DatabaseOutage;
 use crate::key_set::Keys;
+use crate::login_limits::AddressLimits;
 use crate::metrics::Metrics;
 use crate::password_verifier::PasswordVerifier;
+use crate::session_repository::SessionRepository;
+use crate::settings::Settings;
 use crate::token_service::TokenService;
 use crate::user_repository::UserRepository;
 
@@ -21,26 +27,34 @@ pub struct AppState {
     /// The signer, JWK set and discovery document in service; swapped on SIGHUP.
     pub keys: Arc<Keys>,
     pub metrics: Metrics,
+    /// Where a request's client address comes from (TRUST_PROXY_HEADERS).
+    pub client_address: ClientAddress,
 }
 
 impl AppState {
-    /// `argon2id_at_once`: password checks running at the same time, at most.
-    /// `default_client_id`: the access token's `client_id` when a request names none.
-    pub fn new(
-        pool: Pool,
-        keys: Arc<Keys>,
-        default_client_id: &str,
-        metrics: Metrics,
-        argon2id_at_once: usize,
-    ) -> Self {
+    /// `cores`: argon2id runs at the same time, at most.
+    pub fn new(pool: Pool, keys: Arc<Keys>, settings: &Settings, metrics: Metrics, cores: usize) -> Self {
         let outage = DatabaseOutage::default();
+        let window = settings.login_failure_window_seconds;
         let tokens = TokenService::new(
-            UserRepository::new(pool.clone(), outage.clone()),
-            PasswordVerifier::new(argon2id_at_once, metrics.password_checks()),
+            UserRepository::new(pool.clone(), outage.clone(), settings.login_max_failures, window),
+            SessionRepository::new(pool.clone(), outage.clone(), settings.refresh_ttl_seconds),
+            PasswordVerifier::new(cores, settings.max_password_checks, metrics.password_checks()),
+            AddressLimits::new(
+                u32::try_from(settings.login_ip_max_failures).unwrap_or(u32::MAX),
+                Duration::from_secs(u64::try_from(window).unwrap_or(1)),
+            ),
             Arc::clone(&keys),
-            default_client_id,
+            &settings.default_client_id,
             metrics.signing_duration(),
+            metrics.rejections(),
         );
-        AppState { tokens, health: DatabaseHealth::new(pool, outage), keys, metrics }
+        AppState {
+            tokens,
+            health: DatabaseHealth::new(pool, outage),
+            keys,
+            metrics,
+            client_address: ClientAddress { trust_proxy_headers: settings.trust_proxy_headers },
+        }
     }
 }

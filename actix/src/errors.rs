@@ -9,15 +9,36 @@ use serde::Serialize;
 /// The exact `invalid_grant` description: unknown user, wrong password and
 /// unusable stored hash must give the same bytes.
 pub const INVALID_GRANT_DESCRIPTION: &str = "invalid username or password";
+/// The exact description of every refused refresh (contract §7).
+pub const INVALID_REFRESH_TOKEN_DESCRIPTION: &str = "invalid refresh token";
+/// Both 429s (username and address lock) give these bytes' description.
+pub const TOO_MANY_FAILURES_DESCRIPTION: &str = "too many failed logins; try again later";
+/// The database's 503 and the overload 503 give the same bytes.
+pub const UNAVAILABLE_DESCRIPTION: &str = "temporarily unavailable, try again";
+
+/// Which limit of contract §8 answered 429.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lock {
+    Username,
+    Address,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
     InvalidRequest(&'static str),
-    #[error("grant_type must be \"password\"")]
+    #[error("grant_type must be \"password\" or \"refresh_token\"")]
     UnsupportedGrantType,
     #[error("{}", INVALID_GRANT_DESCRIPTION)]
     InvalidGrant,
+    #[error("{}", INVALID_REFRESH_TOKEN_DESCRIPTION)]
+    InvalidRefreshToken,
+    /// 429 with `Retry-After: retry_after` (seconds, at least 1).
+    #[error("{}", TOO_MANY_FAILURES_DESCRIPTION)]
+    TooManyFailures { lock: Lock, retry_after: u64 },
+    /// More argon2id checks than MAX_PASSWORD_CHECKS: 503 at once.
+    #[error("{}", UNAVAILABLE_DESCRIPTION)]
+    Overloaded,
     #[error("request body larger than 8192 bytes")]
     PayloadTooLarge,
     #[error("Content-Type must be application/json or application/x-www-form-urlencoded")]
@@ -26,7 +47,7 @@ pub enum ApiError {
     MethodNotAllowed { allow: &'static str },
     #[error("not found")]
     NotFound,
-    #[error("the database is unavailable, try again")]
+    #[error("{}", UNAVAILABLE_DESCRIPTION)]
     DatabaseUnavailable,
     #[error("internal error")]
     Internal,
@@ -47,9 +68,11 @@ impl ApiError {
             | ApiError::UnsupportedMediaType
             | ApiError::MethodNotAllowed { .. } => "invalid_request",
             ApiError::UnsupportedGrantType => "unsupported_grant_type",
-            ApiError::InvalidGrant => "invalid_grant",
+            ApiError::InvalidGrant | ApiError::InvalidRefreshToken => "invalid_grant",
             ApiError::NotFound => "not_found",
-            ApiError::DatabaseUnavailable => "temporarily_unavailable",
+            ApiError::DatabaseUnavailable | ApiError::Overloaded | ApiError::TooManyFailures { .. } => {
+                "temporarily_unavailable"
+            }
             ApiError::Internal => "server_error",
         }
     }
@@ -68,14 +91,16 @@ impl ApiError {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            ApiError::InvalidRequest(_) | ApiError::UnsupportedGrantType | ApiError::InvalidGrant => {
-                StatusCode::BAD_REQUEST
-            }
+            ApiError::InvalidRequest(_)
+            | ApiError::UnsupportedGrantType
+            | ApiError::InvalidGrant
+            | ApiError::InvalidRefreshToken => StatusCode::BAD_REQUEST,
+            ApiError::TooManyFailures { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotFound => StatusCode::NOT_FOUND,
-            ApiError::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::DatabaseUnavailable | ApiError::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -90,8 +115,11 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed { allow } => {
                 response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));
             }
-            ApiError::DatabaseUnavailable => {
+            ApiError::DatabaseUnavailable | ApiError::Overloaded => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
+            }
+            ApiError::TooManyFailures { retry_after, .. } => {
+                response.insert_header((header::RETRY_AFTER, HeaderValue::from((*retry_after).max(1))));
             }
             _ => {}
         }
@@ -130,6 +158,41 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_refresh_has_the_exact_bytes() {
+        let (status, headers, body) = parts(ApiError::InvalidRefreshToken);
+        assert_eq!(status, 400);
+        assert_eq!(body, br#"{"error":"invalid_grant","error_description":"invalid refresh token"}"#);
+        assert_eq!(header(&headers, "cache-control"), Some("no-store"));
+        assert_eq!(header(&headers, "retry-after"), None);
+    }
+
+    #[test]
+    fn both_locks_are_429_with_retry_after_and_the_same_bytes() {
+        let expected =
+            br#"{"error":"temporarily_unavailable","error_description":"too many failed logins; try again later"}"#;
+        for (lock, retry_after, header_value) in
+            [(Lock::Username, 17, "17"), (Lock::Address, 300, "300"), (Lock::Address, 0, "1")]
+        {
+            let (status, headers, body) = parts(ApiError::TooManyFailures { lock, retry_after });
+            assert_eq!(status, 429);
+            assert_eq!(body, expected);
+            assert_eq!(header(&headers, "retry-after"), Some(header_value));
+            assert_eq!(header(&headers, "cache-control"), Some("no-store"));
+            assert_eq!(header(&headers, "content-type"), Some("application/json"));
+        }
+    }
+
+    #[test]
+    fn overload_is_the_databases_503() {
+        let overloaded = parts(ApiError::Overloaded);
+        let database = parts(ApiError::DatabaseUnavailable);
+        assert_eq!(overloaded.0, 503);
+        assert_eq!(header(&overloaded.1, "retry-after"), Some("1"));
+        assert_eq!(overloaded.2, database.2);
+        assert_eq!(overloaded.1, database.1);
+    }
+
+    #[test]
     fn not_found_has_no_description() {
         let (status, _, body) = parts(ApiError::NotFound);
         assert_eq!(status, 404);
@@ -145,10 +208,12 @@ mod tests {
             (ApiError::UnsupportedMediaType, 415, "invalid_request"),
             (ApiError::MethodNotAllowed { allow: "POST" }, 405, "invalid_request"),
             (ApiError::DatabaseUnavailable, 503, "temporarily_unavailable"),
+            (ApiError::Overloaded, 503, "temporarily_unavailable"),
+            (ApiError::InvalidRefreshToken, 400, "invalid_grant"),
             (ApiError::Internal, 500, "server_error"),
         ];
         for (err, status, code) in cases {
-            let is_503 = matches!(err, ApiError::DatabaseUnavailable);
+            let is_503 = matches!(err, ApiError::DatabaseUnavailable | ApiError::Overloaded);
             let is_405 = matches!(err, ApiError::MethodNotAllowed { .. });
             let (s, headers, body) = parts(err);
             assert_eq!(s, status);

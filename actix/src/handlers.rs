@@ -1,4 +1,4 @@
-//! The HTTP surface: POST /token, GET /.well-known/jwks.json,
+//! The HTTP surface: POST /token, POST /revoke, GET /.well-known/jwks.json,
 //! GET /.well-known/openid-configuration, GET /health, GET /health/live,
 //! GET /metrics, and the contract's answers for wrong methods and unknown
 //! paths (any method token actix parses, standard or not).
@@ -13,7 +13,9 @@ use serde::Serialize;
 use crate::app_state::AppState;
 use crate::errors::ApiError;
 use crate::metrics;
-use crate::token_request::TokenRequest;
+use crate::refresh_token::RefreshToken;
+use crate::token_request::{RevokeRequest, TokenRequest};
+use crate::token_service::IssuedTokens;
 use crate::token_signer::TokenPair;
 
 /// Largest accepted request body, in bytes (exactly this much is accepted).
@@ -22,6 +24,7 @@ pub const MAX_BODY_BYTES: usize = 8192;
 /// Registers every route, and the JSON 404/405 answers for everything else.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/token").route(web::post().to(token)).default_service(web::to(post_only)))
+        .service(web::resource("/revoke").route(web::post().to(revoke)).default_service(web::to(post_only)))
         .service(read_only("/.well-known/jwks.json", jwks))
         .service(read_only("/.well-known/openid-configuration", discovery))
         .service(read_only("/health", health))
@@ -65,10 +68,43 @@ async fn token(req: HttpRequest, payload: web::Payload, state: web::Data<AppStat
 }
 
 /// Checks in the order of spec/README.md: Content-Type (415), size (413),
-/// parse and validate (400), then the login flow (credentials, database,
-/// signing).
+/// parse and validate (400), then the grant (limits, database, signing).
 async fn issue_token(req: HttpRequest, payload: web::Payload, state: &AppState) -> Result<HttpResponse, ApiError> {
-    let kind = body_kind(&req)?;
+    let (kind, body) = read_body(&req, payload).await?;
+    let request = match kind {
+        BodyKind::Json => TokenRequest::from_json(&body)?,
+        BodyKind::Form => TokenRequest::from_form(&body)?,
+    };
+    let address = state.client_address.of(&req);
+    let issued = state.tokens.issue(request, address).await?;
+    let body = serde_json::to_vec(&TokenResponse::from(&issued)).map_err(|_| ApiError::Internal)?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .insert_header((header::PRAGMA, HeaderValue::from_static("no-cache")))
+        .body(body))
+}
+
+/// `POST /revoke` (RFC 7009): 200 with an empty body whatever the token was;
+/// the same 415 / 413 / 400 as `/token` before, 503 when the database cannot
+/// be asked.
+async fn revoke(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let (kind, body) = read_body(&req, payload).await?;
+    let request = match kind {
+        BodyKind::Json => RevokeRequest::from_json(&body)?,
+        BodyKind::Form => RevokeRequest::from_form(&body)?,
+    };
+    state.tokens.revoke(request).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .insert_header((header::PRAGMA, HeaderValue::from_static("no-cache")))
+        .finish())
+}
+
+/// The media type (415), then the body read by hand with the 8192-byte
+/// limit (413), announced or chunked.
+async fn read_body(req: &HttpRequest, payload: web::Payload) -> Result<(BodyKind, web::Bytes), ApiError> {
+    let kind = body_kind(req)?;
     let announced = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -78,41 +114,38 @@ async fn issue_token(req: HttpRequest, payload: web::Payload, state: &AppState) 
         return Err(ApiError::PayloadTooLarge);
     }
     // Read by hand with a limit, so a chunked body is held to it as well.
-    let body = match payload.to_bytes_limited(MAX_BODY_BYTES).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) => return Err(ApiError::InvalidRequest("the request body could not be read")),
-        Err(_) => return Err(ApiError::PayloadTooLarge),
-    };
-    let request = match kind {
-        BodyKind::Json => TokenRequest::from_json(&body)?,
-        BodyKind::Form => TokenRequest::from_form(&body)?,
-    };
-    let pair = state.tokens.issue(request).await?;
-    let body = serde_json::to_vec(&TokenResponse::from(&pair)).map_err(|_| ApiError::Internal)?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
-        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
-        .insert_header((header::PRAGMA, HeaderValue::from_static("no-cache")))
-        .body(body))
+    match payload.to_bytes_limited(MAX_BODY_BYTES).await {
+        Ok(Ok(body)) => Ok((kind, body)),
+        Ok(Err(_)) => Err(ApiError::InvalidRequest("the request body could not be read")),
+        Err(_) => Err(ApiError::PayloadTooLarge),
+    }
 }
 
-/// The success body of `POST /token`: exactly the contract's four members.
+/// The success body of `POST /token`: exactly the contract's five members.
 #[derive(Debug, Serialize)]
 pub struct TokenResponse<'a> {
     pub access_token: &'a str,
     pub id_token: &'a str,
     pub token_type: &'static str,
     pub expires_in: u64,
+    pub refresh_token: &'a str,
 }
 
-impl<'a> From<&'a TokenPair> for TokenResponse<'a> {
-    fn from(pair: &'a TokenPair) -> Self {
+impl<'a> TokenResponse<'a> {
+    pub fn new(pair: &'a TokenPair, refresh_token: &'a RefreshToken) -> Self {
         TokenResponse {
             access_token: &pair.access_token,
             id_token: &pair.id_token,
             token_type: "Bearer",
             expires_in: pair.expires_in,
+            refresh_token: refresh_token.as_str(),
         }
+    }
+}
+
+impl<'a> From<&'a IssuedTokens> for TokenResponse<'a> {
+    fn from(issued: &'a IssuedTokens) -> Self {
+        TokenResponse::new(&issued.pair, &issued.refresh_token)
     }
 }
 

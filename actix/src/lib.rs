@@ -1,21 +1,26 @@
 //! simple-auth on actix-web 4: issues ID and access tokens (RS256, ES256 or
-//! EdDSA, as the key decides) after checking a password against the channel
-//! API's `users` table.
+//! EdDSA, as the key decides) and a refresh token after checking a password
+//! against the channel API's `users` table, rotates refresh tokens and revokes
+//! their sessions.
 //!
 //! A library so that two binaries share it: the service (`main.rs`) and the
 //! benchmark's signing probe (`bin/signbench.rs`).
 
 pub mod app_state;
+pub mod client_address;
 pub mod database_health;
 pub mod database_outage;
 pub mod errors;
 pub mod handlers;
 pub mod key_set;
+pub mod login_limits;
 pub mod metrics;
 pub mod parsed_key_provider;
 pub mod password_hashes;
 pub mod password_verifier;
 pub mod pool;
+pub mod refresh_token;
+pub mod session_repository;
 pub mod settings;
 pub mod signing_key;
 pub mod tls;

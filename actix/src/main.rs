@@ -70,12 +70,12 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
     let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
     let metrics = Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
     let reloads = metrics.key_reloads();
-    let state =
-        web::Data::new(AppState::new(pool.clone(), Arc::clone(&keys), &settings.default_client_id, metrics, cores));
+    let state = web::Data::new(AppState::new(pool.clone(), Arc::clone(&keys), &settings, metrics, cores));
 
     let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
         // Blocking threads run argon2id (bounded by PasswordVerifier to
-        // `cores` at once) and token signing; any worker may need all of them.
+        // `cores` at once, MAX_PASSWORD_CHECKS admitted) and token signing;
+        // any worker may need all of them.
         .worker_max_blocking_threads(cores)
         .shutdown_timeout(SHUTDOWN_TIMEOUT_SECS)
         .shutdown_signal(shutdown_signal())
@@ -87,10 +87,11 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
     reload_keys_on_sighup(keys, settings.clone(), reloads)?;
 
     tracing::info!(
-        "{STACK} {VERSION} listening on {}:{} workers={cores} db_pool_size={} kid={kid} alg={alg:?} issuer={} audience={} published_keys={published}{key_bits}",
+        "{STACK} {VERSION} listening on {}:{} workers={cores} db_pool_size={} max_password_checks={} kid={kid} alg={alg:?} issuer={} audience={} published_keys={published}{key_bits}",
         settings.host,
         settings.port,
         settings.pool_size,
+        settings.max_password_checks,
         settings.issuer,
         settings.audience,
     );

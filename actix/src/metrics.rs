@@ -26,6 +26,7 @@ pub const DB_POOL_CONNECTIONS: &str = "simpleauth_db_pool_connections";
 pub const DB_POOL_PENDING: &str = "simpleauth_db_pool_pending";
 pub const DB_POOL_MAX: &str = "simpleauth_db_pool_max";
 pub const KEY_RELOADS: &str = "simpleauth_key_reloads_total";
+pub const REJECTIONS: &str = "simpleauth_rejections_total";
 
 pub const TOKEN_REQUEST_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
 pub const TOKEN_SIGNING_BUCKETS: [f64; 10] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -34,13 +35,14 @@ pub const TOKEN_SIGNING_BUCKETS: [f64; 10] = [0.0001, 0.00025, 0.0005, 0.001, 0.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Every answer `POST /token` gives: status, its label, OAuth error code.
-const TOKEN_OUTCOMES: [(u16, &str, &str); 8] = [
+const TOKEN_OUTCOMES: [(u16, &str, &str); 9] = [
     (200, "200", "none"),
     (400, "400", "invalid_request"),
     (400, "400", "invalid_grant"),
     (400, "400", "unsupported_grant_type"),
     (413, "413", "invalid_request"),
     (415, "415", "invalid_request"),
+    (429, "429", "temporarily_unavailable"),
     (503, "503", "temporarily_unavailable"),
     (500, "500", "server_error"),
 ];
@@ -70,6 +72,38 @@ pub struct Metrics {
     pool_pending: IntGauge,
     pool_max: IntGauge,
     key_reloads: KeyReloads,
+    rejections: Rejections,
+}
+
+/// The refusals of contract §7 and §8, all four present from the start.
+#[derive(Clone)]
+pub struct Rejections {
+    username_locked: IntCounter,
+    address_locked: IntCounter,
+    overload: IntCounter,
+    refresh_reuse: IntCounter,
+}
+
+impl Rejections {
+    /// A 429 of the username lock.
+    pub fn username_locked(&self) {
+        self.username_locked.inc();
+    }
+
+    /// A 429 of the client-address lock.
+    pub fn address_locked(&self) {
+        self.address_locked.inc();
+    }
+
+    /// A 503 of the MAX_PASSWORD_CHECKS limit.
+    pub fn overload(&self) {
+        self.overload.inc();
+    }
+
+    /// A family revoked because one of its used tokens came back.
+    pub fn refresh_reuse(&self) {
+        self.refresh_reuse.inc();
+    }
 }
 
 /// The key-reload counters (SIGHUP), both present from the start.
@@ -133,6 +167,13 @@ impl Metrics {
         let pool_max = IntGauge::new(DB_POOL_MAX, "Most database connections the pool opens")?;
         let key_reloads =
             IntCounterVec::new(Opts::new(KEY_RELOADS, "Reloads of the keys on SIGHUP by result"), &["result"])?;
+        let rejections = IntCounterVec::new(
+            Opts::new(
+                REJECTIONS,
+                "Requests refused by a login limit or the overload limit, and families revoked for reuse",
+            ),
+            &["reason"],
+        )?;
 
         registry.register(Box::new(token_requests_by_label.clone()))?;
         registry.register(Box::new(token_request_duration.clone()))?;
@@ -142,6 +183,7 @@ impl Metrics {
         registry.register(Box::new(pool_pending.clone()))?;
         registry.register(Box::new(pool_max.clone()))?;
         registry.register(Box::new(key_reloads.clone()))?;
+        registry.register(Box::new(rejections.clone()))?;
 
         Ok(Metrics {
             registry,
@@ -161,6 +203,12 @@ impl Metrics {
             key_reloads: KeyReloads {
                 success: key_reloads.with_label_values(&["success"]),
                 failure: key_reloads.with_label_values(&["failure"]),
+            },
+            rejections: Rejections {
+                username_locked: rejections.with_label_values(&["username_locked"]),
+                address_locked: rejections.with_label_values(&["address_locked"]),
+                overload: rejections.with_label_values(&["overload"]),
+                refresh_reuse: rejections.with_label_values(&["refresh_reuse"]),
             },
         })
     }
@@ -185,6 +233,10 @@ impl Metrics {
 
     pub fn key_reloads(&self) -> KeyReloads {
         self.key_reloads.clone()
+    }
+
+    pub fn rejections(&self) -> Rejections {
+        self.rejections.clone()
     }
 
     pub fn password_checks(&self) -> PasswordChecks {
@@ -243,6 +295,12 @@ mod tests {
             "# TYPE simpleauth_db_pool_pending gauge",
             "# TYPE simpleauth_db_pool_max gauge",
             "# TYPE simpleauth_key_reloads_total counter",
+            "# TYPE simpleauth_rejections_total counter",
+            r#"simpleauth_rejections_total{reason="username_locked"} 0"#,
+            r#"simpleauth_rejections_total{reason="address_locked"} 0"#,
+            r#"simpleauth_rejections_total{reason="overload"} 0"#,
+            r#"simpleauth_rejections_total{reason="refresh_reuse"} 0"#,
+            r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="429"} 0"#,
             r#"simpleauth_key_reloads_total{result="success"} 0"#,
             r#"simpleauth_key_reloads_total{result="failure"} 0"#,
             r#"simpleauth_token_request_duration_seconds_bucket{le="0.001"} 0"#,
@@ -274,18 +332,33 @@ mod tests {
         metrics.password_checks().record(Scheme::Dummy, Verification::Mismatch);
         metrics.password_checks().record(Scheme::Unknown, Verification::Unusable("x"));
         metrics.key_reloads().failure();
+        metrics.rejections().refresh_reuse();
+        metrics.rejections().address_locked();
+        metrics.rejections().address_locked();
+        metrics.token_request(
+            Err(&ApiError::TooManyFailures { lock: crate::errors::Lock::Address, retry_after: 3 }),
+            Duration::from_micros(20),
+        );
+        metrics.token_request(Err(&ApiError::Overloaded), Duration::from_micros(20));
+        metrics.token_request(Err(&ApiError::InvalidRefreshToken), Duration::from_micros(20));
         let text = text(&metrics);
         for line in [
             r#"simpleauth_token_requests_total{error="none",status="200"} 1"#,
             r#"simpleauth_token_requests_total{error="invalid_request",status="413"} 1"#,
-            r#"simpleauth_token_requests_total{error="invalid_grant",status="400"} 1"#,
+            r#"simpleauth_token_requests_total{error="invalid_grant",status="400"} 2"#,
             r#"simpleauth_token_requests_total{error="invalid_request",status="400"} 0"#,
+            r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="429"} 1"#,
+            r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="503"} 1"#,
+            r#"simpleauth_rejections_total{reason="refresh_reuse"} 1"#,
+            r#"simpleauth_rejections_total{reason="address_locked"} 2"#,
+            r#"simpleauth_rejections_total{reason="username_locked"} 0"#,
+            r#"simpleauth_rejections_total{reason="overload"} 0"#,
             r#"simpleauth_password_checks_total{result="mismatch",scheme="dummy"} 1"#,
             r#"simpleauth_password_checks_total{result="unusable",scheme="unknown"} 1"#,
-            r#"simpleauth_token_request_duration_seconds_bucket{le="0.001"} 1"#,
-            r#"simpleauth_token_request_duration_seconds_bucket{le="0.005"} 2"#,
-            r#"simpleauth_token_request_duration_seconds_bucket{le="0.05"} 3"#,
-            "simpleauth_token_request_duration_seconds_count 3",
+            r#"simpleauth_token_request_duration_seconds_bucket{le="0.001"} 4"#,
+            r#"simpleauth_token_request_duration_seconds_bucket{le="0.005"} 5"#,
+            r#"simpleauth_token_request_duration_seconds_bucket{le="0.05"} 6"#,
+            "simpleauth_token_request_duration_seconds_count 6",
             r#"simpleauth_token_signing_duration_seconds_bucket{le="0.0005"} 0"#,
             r#"simpleauth_token_signing_duration_seconds_bucket{le="0.001"} 1"#,
             "simpleauth_token_signing_duration_seconds_count 1",
@@ -302,9 +375,12 @@ mod tests {
             ApiError::InvalidRequest("x"),
             ApiError::UnsupportedGrantType,
             ApiError::InvalidGrant,
+            ApiError::InvalidRefreshToken,
+            ApiError::TooManyFailures { lock: crate::errors::Lock::Username, retry_after: 1 },
             ApiError::PayloadTooLarge,
             ApiError::UnsupportedMediaType,
             ApiError::DatabaseUnavailable,
+            ApiError::Overloaded,
             ApiError::Internal,
         ];
         for err in errors {

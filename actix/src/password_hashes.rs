@@ -84,38 +84,73 @@ pub fn verify(password: &[u8], stored: &str) -> Verification {
     }
 }
 
+/// Whether `stored` is a hash a login could verify, without verifying
+/// anything: `Some(reason)` exactly when `verify` would answer `Unusable`
+/// (a refresh for such a user is refused, contract §7).
+pub fn unusable_reason(stored: &str) -> Option<&'static str> {
+    if stored.starts_with(ARGON2ID_PREFIX) {
+        match PasswordHash::new(stored) {
+            Ok(hash) => parse_argon2id(&hash).err(),
+            Err(_) => Some("malformed argon2id hash"),
+        }
+    } else if let Some(rest) = stored.strip_prefix(LEGACY_PREFIX) {
+        parse_legacy(rest).err()
+    } else if stored.is_empty() {
+        Some("empty password hash")
+    } else {
+        Some("unknown password hash scheme")
+    }
+}
+
+/// The parts of a parsed argon2id string that a verification needs.
+struct Argon2idParts {
+    params: Params,
+    salt: Vec<u8>,
+}
+
+/// Only what the contract names: argon2id, version 19, exactly m, t and p,
+/// a salt argon2 accepts and an output; at most `MAX_M_COST_KIB` of memory.
+fn parse_argon2id(hash: &PasswordHash<'_>) -> Result<Argon2idParts, &'static str> {
+    if hash.algorithm.as_str() != "argon2id" || hash.version != Some(19) {
+        return Err("argon2id hash with an unsupported version");
+    }
+    let names: Vec<&str> = hash.params.iter().map(|(name, _)| name.as_str()).collect();
+    if names.len() != 3 || !["m", "t", "p"].iter().all(|n| names.contains(n)) {
+        return Err("argon2id hash without exactly m, t and p");
+    }
+    let (Some(salt), Some(_)) = (&hash.salt, &hash.hash) else {
+        return Err("argon2id hash without salt or output");
+    };
+    // m, t, p and the output length come from the string itself.
+    let params = Params::try_from(hash).map_err(|_| "argon2id hash with invalid parameters")?;
+    if params.m_cost() > MAX_M_COST_KIB {
+        return Err("argon2id hash with a memory cost over 256 MiB");
+    }
+    let mut salt_buf = [0u8; 64];
+    let salt = salt.decode_b64(&mut salt_buf).map_err(|_| "argon2id hash with an invalid salt")?;
+    if salt.len() < argon2::MIN_SALT_LEN {
+        return Err("argon2id hash with a salt shorter than 8 bytes");
+    }
+    Ok(Argon2idParts { params, salt: salt.to_vec() })
+}
+
 fn verify_argon2id(password: &[u8], stored: &str) -> Verification {
     let Ok(hash) = PasswordHash::new(stored) else {
         return Verification::Unusable("malformed argon2id hash");
     };
-    // Only what the contract names: argon2id, version 19, exactly m, t and p.
-    if hash.algorithm.as_str() != "argon2id" || hash.version != Some(19) {
-        return Verification::Unusable("argon2id hash with an unsupported version");
-    }
-    let names: Vec<&str> = hash.params.iter().map(|(name, _)| name.as_str()).collect();
-    if names.len() != 3 || !["m", "t", "p"].iter().all(|n| names.contains(n)) {
-        return Verification::Unusable("argon2id hash without exactly m, t and p");
-    }
-    let (Some(salt), Some(expected)) = (&hash.salt, &hash.hash) else {
+    let Argon2idParts { params, salt } = match parse_argon2id(&hash) {
+        Ok(parts) => parts,
+        Err(reason) => return Verification::Unusable(reason),
+    };
+    let Some(expected) = &hash.hash else {
         return Verification::Unusable("argon2id hash without salt or output");
-    };
-    // m, t, p and the output length come from the string itself.
-    let Ok(params) = Params::try_from(&hash) else {
-        return Verification::Unusable("argon2id hash with invalid parameters");
-    };
-    if params.m_cost() > MAX_M_COST_KIB {
-        return Verification::Unusable("argon2id hash with a memory cost over 256 MiB");
-    }
-    let mut salt_buf = [0u8; 64];
-    let Ok(salt) = salt.decode_b64(&mut salt_buf) else {
-        return Verification::Unusable("argon2id hash with an invalid salt");
     };
     let block_count = params.block_count();
     let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
     let mut computed = [0u8; password_hash::Output::MAX_LENGTH];
     let computed = &mut computed[..expected.len()];
     let filled =
-        with_blocks(block_count, |blocks| argon2.hash_password_into_with_memory(password, salt, computed, blocks));
+        with_blocks(block_count, |blocks| argon2.hash_password_into_with_memory(password, &salt, computed, blocks));
     if filled.is_err() {
         return Verification::Unusable("argon2id hash with unusable parameters");
     }
@@ -157,17 +192,26 @@ fn with_blocks<R>(count: usize, work: impl FnOnce(&mut [Block]) -> R) -> R {
     })
 }
 
-fn verify_legacy(password: &[u8], rest: &str) -> Verification {
+/// `$hmac-sha256$<salt>$<hash>`: the salt (not empty) and the 32-byte output.
+fn parse_legacy(rest: &str) -> Result<(Vec<u8>, Vec<u8>), &'static str> {
     let mut parts = rest.split('$');
     let (Some(salt_b64), Some(hash_b64), None) = (parts.next(), parts.next(), parts.next()) else {
-        return Verification::Unusable("legacy hash is not $hmac-sha256$<salt>$<hash>");
+        return Err("legacy hash is not $hmac-sha256$<salt>$<hash>");
     };
     let (Ok(salt), Ok(expected)) = (STANDARD.decode(salt_b64), STANDARD.decode(hash_b64)) else {
-        return Verification::Unusable("legacy hash with invalid base64");
+        return Err("legacy hash with invalid base64");
     };
     if salt.is_empty() || expected.len() != 32 {
-        return Verification::Unusable("legacy hash with an empty salt or an output that is not 32 bytes");
+        return Err("legacy hash with an empty salt or an output that is not 32 bytes");
     }
+    Ok((salt, expected))
+}
+
+fn verify_legacy(password: &[u8], rest: &str) -> Verification {
+    let (salt, expected) = match parse_legacy(rest) {
+        Ok(parts) => parts,
+        Err(reason) => return Verification::Unusable(reason),
+    };
     let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&salt) else {
         return Verification::Unusable("legacy hash with an unusable salt");
     };
@@ -202,6 +246,26 @@ mod tests {
                 (false, true) => assert!(matches!(verification, Verification::Unusable(_)), "{name}: {verification:?}"),
             }
         }
+    }
+
+    #[test]
+    fn unusable_reason_agrees_with_verify_on_every_vector() {
+        let v = vectors();
+        let mut unusable = 0;
+        for entry in v["passwords"].as_array().expect("passwords") {
+            let (name, hash) = (entry["name"].as_str().expect("name"), entry["hash"].as_str().expect("hash"));
+            let malformed = entry["malformed"].as_bool().unwrap_or(false);
+            assert_eq!(unusable_reason(hash).is_some(), malformed, "{name}");
+            let verified = verify(entry["password"].as_str().expect("password").as_bytes(), hash);
+            assert_eq!(unusable_reason(hash).is_some(), matches!(verified, Verification::Unusable(_)), "{name}");
+            unusable += usize::from(malformed);
+        }
+        assert!(unusable >= 5, "expected malformed vectors");
+        for stored in ["", "$disabled$x", "$bcrypt$2b$10$abc", "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaGhhc2hoYXNo"]
+        {
+            assert!(unusable_reason(stored).is_some(), "{stored}");
+        }
+        assert_eq!(unusable_reason(DUMMY_ARGON2ID_HASH), None);
     }
 
     #[test]

@@ -1,42 +1,68 @@
 //! `PasswordVerifier`: runs the password checks of `password_hashes` off the
 //! async executor, counts them, and pays the decoy argon2id run that keeps an
 //! unknown user or an unusable stored hash from being told apart by timing.
+//!
+//! Every argon2id run (a stored argon2id hash, the unknown-user decoy, the
+//! decoy after an unusable hash) must first be admitted by `CheckAdmission`
+//! (MAX_PASSWORD_CHECKS, contract §8): no permit free means
+//! `ApiError::Overloaded` at once, before anything is computed. The legacy
+//! HMAC check (microseconds) is not bounded.
 
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
 use crate::errors::ApiError;
+use crate::login_limits::{Admitted, CheckAdmission};
 use crate::metrics::PasswordChecks;
 use crate::password_hashes::{DUMMY_ARGON2ID_HASH, Scheme, Verification, is_costly, verify};
 
-/// At most `limit` argon2id runs at a time across all workers: each one holds
-/// 19 MiB and a core for ~20-50 ms, so more at once only adds memory and
-/// queueing, not throughput.
+/// Admitted checks run at most `cores` at a time across all workers: each
+/// one holds 19 MiB and a core for ~20-50 ms, so more at once only adds
+/// memory and queueing, not throughput. The others wait for a core (async,
+/// holding their admission).
 #[derive(Clone)]
 pub struct PasswordVerifier {
-    permits: Arc<Semaphore>,
+    cores: Arc<Semaphore>,
+    admission: CheckAdmission,
     checks: PasswordChecks,
 }
 
 impl PasswordVerifier {
-    pub fn new(limit: usize, checks: PasswordChecks) -> Self {
-        PasswordVerifier { permits: Arc::new(Semaphore::new(limit.max(1))), checks }
+    /// `cores`: argon2id runs at once; `max_checks`: checks admitted at once
+    /// (running or waiting), MAX_PASSWORD_CHECKS.
+    pub fn new(cores: usize, max_checks: usize, checks: PasswordChecks) -> Self {
+        PasswordVerifier {
+            cores: Arc::new(Semaphore::new(cores.max(1))),
+            admission: CheckAdmission::new(max_checks),
+            checks,
+        }
     }
 
-    /// Verifies a known user's password (cheap schemes inline). An unusable
-    /// stored hash also pays the decoy run of `verify_unknown_user`, counted
-    /// once, as `unusable`.
+    /// Verifies a known user's password (the legacy scheme inline). An
+    /// unusable stored hash also pays the decoy run of `verify_unknown_user`,
+    /// counted once, as `unusable`. `Err(Overloaded)` when an argon2id run
+    /// would be needed and none is admitted; nothing was counted then.
     pub async fn verify(&self, password: String, stored: String) -> Result<Verification, ApiError> {
         let scheme = Scheme::of(&stored);
-        let verification = if is_costly(&stored) {
-            self.blocking(move || verify(password.as_bytes(), &stored)).await?
-        } else {
-            verify(password.as_bytes(), &stored)
-        };
+        if !is_costly(&stored) {
+            let verification = verify(password.as_bytes(), &stored);
+            if matches!(verification, Verification::Unusable(_)) {
+                let admitted = self.admit()?;
+                self.checks.record(scheme, verification);
+                self.run(admitted, move |_| verify(b"", DUMMY_ARGON2ID_HASH)).await?;
+            } else {
+                self.checks.record(scheme, verification);
+            }
+            return Ok(verification);
+        }
+        let admitted = self.admit()?;
+        let (verification, admitted) =
+            self.run(admitted, move |admitted| (verify(password.as_bytes(), &stored), admitted)).await?;
         self.checks.record(scheme, verification);
         if matches!(verification, Verification::Unusable(_)) {
-            self.decoy(String::new()).await?;
+            // The same admission covers the decoy: one check of this request.
+            self.run(admitted, move |_| verify(b"", DUMMY_ARGON2ID_HASH)).await?;
         }
         Ok(verification)
     }
@@ -44,18 +70,37 @@ impl PasswordVerifier {
     /// The decoy argon2id run for an unknown user: what a wrong password of an
     /// argon2id user costs (counted as the `dummy` scheme).
     pub async fn verify_unknown_user(&self, password: String) -> Result<(), ApiError> {
-        let verification = self.decoy(password).await?;
+        let admitted = self.admit()?;
+        let verification = self.run(admitted, move |_| verify(password.as_bytes(), DUMMY_ARGON2ID_HASH)).await?;
         self.checks.record(Scheme::Dummy, verification);
         Ok(())
     }
 
-    async fn decoy(&self, password: String) -> Result<Verification, ApiError> {
-        self.blocking(move || verify(password.as_bytes(), DUMMY_ARGON2ID_HASH)).await
+    /// Checks admitted now could still start (for tests and diagnostics).
+    pub fn admission(&self) -> &CheckAdmission {
+        &self.admission
     }
 
-    async fn blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
-        let _permit = self.permits.acquire().await.map_err(|_| ApiError::Internal)?;
-        actix_web::web::block(work).await.map_err(|e| {
+    fn admit(&self) -> Result<Admitted, ApiError> {
+        self.admission.try_admit().ok_or(ApiError::Overloaded)
+    }
+
+    /// Waits for a core, then runs `work` on the blocking pool. The
+    /// admission is handed to `work`, so it is held until the check is done
+    /// even if the request goes away meanwhile, and given back however `work`
+    /// ends (a panic included).
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        admitted: Admitted,
+        work: impl FnOnce(Admitted) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let core = Arc::clone(&self.cores).acquire_owned().await.map_err(|_| ApiError::Internal)?;
+        actix_web::web::block(move || {
+            let _core = core;
+            work(admitted)
+        })
+        .await
+        .map_err(|e| {
             tracing::error!("password verification task failed: {e}");
             ApiError::Internal
         })
@@ -78,7 +123,7 @@ mod tests {
     #[actix_rt::test]
     async fn verifier_runs_argon2id_off_the_executor() {
         let metrics = crate::metrics::Metrics::new().expect("metrics");
-        let verifier = PasswordVerifier::new(2, metrics.password_checks());
+        let verifier = PasswordVerifier::new(2, 8, metrics.password_checks());
         let ok = verifier.verify("other-params".into(), OTHER_PARAMS.into()).await.expect("ran");
         assert_eq!(ok, Verification::Match);
         verifier.verify_unknown_user("whatever".into()).await.expect("ran");
@@ -94,7 +139,7 @@ mod tests {
     #[actix_rt::test]
     async fn an_unusable_hash_pays_the_decoy_and_counts_once_as_unusable() {
         let metrics = crate::metrics::Metrics::new().expect("metrics");
-        let verifier = PasswordVerifier::new(2, metrics.password_checks());
+        let verifier = PasswordVerifier::new(2, 8, metrics.password_checks());
         // Rejecting "$bcrypt..." takes microseconds; the decoy argon2id run
         // (m=19456, t=2) takes milliseconds on any machine.
         let started = Instant::now();
@@ -108,5 +153,75 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
         }
+    }
+
+    #[actix_rt::test]
+    async fn argon2id_checks_are_shed_when_no_permit_is_free_and_legacy_ones_are_not() {
+        let metrics = crate::metrics::Metrics::new().expect("metrics");
+        let verifier = PasswordVerifier::new(1, 2, metrics.password_checks());
+        let held = (verifier.admission().try_admit().expect("1"), verifier.admission().try_admit().expect("2"));
+        for result in [
+            verifier.verify("pw".into(), OTHER_PARAMS.into()).await,
+            verifier.verify("pw".into(), "$bcrypt$2b$10$abc".into()).await,
+            verifier.verify_unknown_user("pw".into()).await.map(|()| Verification::Mismatch),
+        ] {
+            assert!(matches!(result, Err(ApiError::Overloaded)), "{result:?}");
+        }
+        let legacy = "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=";
+        assert_eq!(verifier.verify("TopSecret0!".into(), legacy.into()).await.expect("inline"), Verification::Match);
+        // A shed check is not counted: nothing was verified.
+        let text = text(&metrics);
+        assert!(
+            text.lines()
+                .filter(|l| l.starts_with("simpleauth_password_checks_total{") && !l.contains("hmac-sha256"))
+                .all(|l| l.ends_with(" 0")),
+            "{text}"
+        );
+        drop(held);
+        assert_eq!(verifier.admission().available(), 2);
+        verifier.verify_unknown_user("pw".into()).await.expect("admitted again");
+        assert_eq!(verifier.admission().available(), 2, "given back after the check");
+    }
+
+    #[actix_rt::test]
+    async fn the_permit_is_held_while_the_check_runs_and_given_back_when_it_fails() {
+        let metrics = crate::metrics::Metrics::new().expect("metrics");
+        let verifier = PasswordVerifier::new(1, 1, metrics.password_checks());
+        let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+        let admitted = verifier.admission().try_admit().expect("free");
+        let check = verifier.run(admitted, {
+            let admission = verifier.admission().clone();
+            move |_admitted| seen_tx.send(admission.available()).expect("send")
+        });
+        check.await.expect("ran");
+        assert_eq!(seen_rx.recv().expect("seen"), 0, "held while running");
+        assert_eq!(verifier.admission().available(), 1, "given back after");
+
+        let admitted = verifier.admission().try_admit().expect("free");
+        let failed = verifier.run(admitted, |_admitted| -> () { panic!("the check failed") }).await;
+        assert!(matches!(failed, Err(ApiError::Internal)), "{failed:?}");
+        assert_eq!(verifier.admission().available(), 1, "given back after a failure");
+    }
+
+    #[actix_rt::test]
+    async fn a_check_whose_request_goes_away_while_waiting_for_a_core_gives_its_permit_back() {
+        let metrics = crate::metrics::Metrics::new().expect("metrics");
+        let verifier = PasswordVerifier::new(1, 2, metrics.password_checks());
+        // The one core is taken by a check that runs until told to stop.
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let first = verifier.admission().try_admit().expect("free");
+        let running = actix_rt::spawn({
+            let verifier = verifier.clone();
+            async move { verifier.run(first, move |_admitted| stop_rx.recv()).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let second = verifier.admission().try_admit().expect("free");
+        assert_eq!(verifier.admission().available(), 0);
+        let waiting = tokio::time::timeout(Duration::from_millis(50), verifier.run(second, |_admitted| ())).await;
+        assert!(waiting.is_err(), "the second check should still be waiting for the core");
+        assert_eq!(verifier.admission().available(), 1, "dropped while waiting: its permit is back");
+        stop_tx.send(()).expect("stop");
+        running.await.expect("joined").expect("ran").expect("stopped");
+        assert_eq!(verifier.admission().available(), 2);
     }
 }

@@ -51,6 +51,18 @@ pub struct Settings {
     pub token_ttl_seconds: u64,
     /// The access token's `client_id` when the request names none.
     pub default_client_id: String,
+    /// A refresh token's lifetime from its issue (§7).
+    pub refresh_ttl_seconds: i32,
+    /// Failed logins of one username within the window that lock it (§8).
+    pub login_max_failures: i32,
+    /// The window of both failure limits (§8).
+    pub login_failure_window_seconds: i32,
+    /// Failed logins from one client address within the window that lock it (§8).
+    pub login_ip_max_failures: i32,
+    /// The client address from Fly-Client-IP / X-Forwarded-For (true) or the socket (false).
+    pub trust_proxy_headers: bool,
+    /// argon2id checks admitted at once, running or waiting for a core (§8).
+    pub max_password_checks: usize,
     pub log_level: Level,
 }
 
@@ -113,6 +125,20 @@ impl Settings {
         if let Some(problem) = client_id_problem(&default_client_id) {
             return Err(invalid("DEFAULT_CLIENT_ID", problem));
         }
+        // PostgreSQL `integer`s in the statements of §7 and §8, hence i32.
+        let refresh_ttl_seconds = parse_positive(&get, "REFRESH_TTL_SECONDS", 2_592_000)?;
+        let login_max_failures = parse_positive(&get, "LOGIN_MAX_FAILURES", 10)?;
+        let login_failure_window_seconds = parse_positive(&get, "LOGIN_FAILURE_WINDOW_SECONDS", 300)?;
+        let login_ip_max_failures = parse_positive(&get, "LOGIN_IP_MAX_FAILURES", 100)?;
+        let trust_proxy_headers = match get("TRUST_PROXY_HEADERS").as_deref() {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => return Err(invalid("TRUST_PROXY_HEADERS", format!("{other:?} (use true or false)"))),
+        };
+        // available_parallelism follows the cgroup's CPU quota.
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let max_password_checks =
+            parse_positive(&get, "MAX_PASSWORD_CHECKS", i32::try_from(4 * cores).unwrap_or(i32::MAX))? as usize;
         let log_level = match get("LOG_LEVEL").map(|v| v.to_ascii_lowercase()).as_deref() {
             None | Some("info") => Level::INFO,
             Some("error") => Level::ERROR,
@@ -135,6 +161,12 @@ impl Settings {
             audience,
             token_ttl_seconds,
             default_client_id,
+            refresh_ttl_seconds,
+            login_max_failures,
+            login_failure_window_seconds,
+            login_ip_max_failures,
+            trust_proxy_headers,
+            max_password_checks,
             log_level,
         })
     }
@@ -161,6 +193,19 @@ fn check_issuer(issuer: &str) -> Result<(), SettingsError> {
         return Ok(());
     };
     Err(invalid("JWT_ISSUER", format!("{issuer:?}: {problem}")))
+}
+
+/// A whole number from 1 to 2147483647 (PostgreSQL's `integer`).
+fn parse_positive(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: i32,
+) -> Result<i32, SettingsError> {
+    let value = parse_number::<i64>(get, name, i64::from(default))?;
+    match i32::try_from(value) {
+        Ok(value) if value >= 1 => Ok(value),
+        _ => Err(invalid(name, format!("{value} is not a whole number from 1 to {}", i32::MAX))),
+    }
 }
 
 fn parse_number<T: FromStr>(
@@ -239,6 +284,13 @@ mod tests {
         assert_eq!(c.token_ttl_seconds, 600);
         assert_eq!(c.default_client_id, "public");
         assert_eq!(c.public_keys_file, None);
+        assert_eq!(c.refresh_ttl_seconds, 2_592_000);
+        assert_eq!(c.login_max_failures, 10);
+        assert_eq!(c.login_failure_window_seconds, 300);
+        assert_eq!(c.login_ip_max_failures, 100);
+        assert!(!c.trust_proxy_headers);
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        assert_eq!(c.max_password_checks, 4 * cores);
         assert_eq!(c.log_level, Level::INFO);
         assert_eq!(c.database.get_dbname(), Some("auth"));
         assert_eq!(c.database.get_ports(), &[5432]);
@@ -280,6 +332,48 @@ mod tests {
         for bad in ["c".repeat(129), "caf\u{e9}".to_owned(), "tab\there".to_owned()] {
             let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("DEFAULT_CLIENT_ID", &bad)]).expect_err(&bad).to_string();
             assert!(err.starts_with("DEFAULT_CLIENT_ID"), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_limits_are_read_from_the_environment() {
+        let c = settings(&[
+            ("JWT_PRIVATE_KEY", "pem"),
+            ("REFRESH_TTL_SECONDS", "86400"),
+            ("LOGIN_MAX_FAILURES", "1"),
+            ("LOGIN_FAILURE_WINDOW_SECONDS", " 60 "),
+            ("LOGIN_IP_MAX_FAILURES", "1000000"),
+            ("TRUST_PROXY_HEADERS", "true"),
+            ("MAX_PASSWORD_CHECKS", "2147483647"),
+        ])
+        .expect("valid");
+        assert_eq!(
+            (c.refresh_ttl_seconds, c.login_max_failures, c.login_failure_window_seconds, c.login_ip_max_failures),
+            (86400, 1, 60, 1_000_000)
+        );
+        assert!(c.trust_proxy_headers);
+        assert_eq!(c.max_password_checks, 2_147_483_647);
+        let off = settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUST_PROXY_HEADERS", "false")]).expect("valid");
+        assert!(!off.trust_proxy_headers);
+    }
+
+    #[test]
+    fn the_limits_must_be_positive_integers() {
+        for name in [
+            "REFRESH_TTL_SECONDS",
+            "LOGIN_MAX_FAILURES",
+            "LOGIN_FAILURE_WINDOW_SECONDS",
+            "LOGIN_IP_MAX_FAILURES",
+            "MAX_PASSWORD_CHECKS",
+        ] {
+            for bad in ["0", "-1", "1.5", "ten", "2147483648", "99999999999999999999", "1e3"] {
+                let err = settings(&[("JWT_PRIVATE_KEY", "pem"), (name, bad)]).expect_err(bad).to_string();
+                assert!(err.starts_with(name) && !err.contains('\n'), "{name}={bad}: {err}");
+            }
+        }
+        for bad in ["yes", "1", "0", "TRUE!", "on"] {
+            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUST_PROXY_HEADERS", bad)]).expect_err(bad).to_string();
+            assert!(err.starts_with("TRUST_PROXY_HEADERS"), "{bad}: {err}");
         }
     }
 

@@ -15,6 +15,7 @@ use crate::handlers::{self, TokenResponse};
 use crate::key_set::{KeySet, Keys};
 use crate::metrics::Metrics;
 use crate::pool::create_pool;
+use crate::refresh_token::RefreshToken;
 use crate::settings::Settings;
 use crate::test_vectors::dev_key_pem;
 use crate::token_signer::{TokenPair, TokenSigner};
@@ -23,24 +24,39 @@ const ISSUER: &str = "http://localhost:8080";
 
 const INVALID_GRANT: &[u8] = br#"{"error":"invalid_grant","error_description":"invalid username or password"}"#;
 
+const INVALID_REFRESH_TOKEN: &[u8] = br#"{"error":"invalid_grant","error_description":"invalid refresh token"}"#;
+
+/// A well-formed refresh token (spec/vectors.json).
+const REFRESH_TOKEN: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+
 fn state() -> web::Data<AppState> {
+    state_with(&[])
+}
+
+/// The test state with `extra` settings; the database is never reachable.
+fn state_with(extra: &[(&str, &str)]) -> web::Data<AppState> {
+    let extra: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let settings = Settings::from_lookup(|name| match name {
         // Port 1 on loopback: nothing listens, connecting fails at once.
         "DATABASE_URL" => Some("postgres://auth:auth@127.0.0.1:1/auth".into()),
         "JWT_PRIVATE_KEY" => Some("unused here".into()),
         "DB_ACQUIRE_TIMEOUT_MS" => Some("300".into()),
-        _ => None,
+        _ => extra.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
     })
     .expect("settings");
     let pool = create_pool(&settings).expect("pool");
     let signer =
         TokenSigner::from_pem(&dev_key_pem("rsa-2048"), ISSUER.into(), "channel-api".into(), 600).expect("dev key");
     let keys = Arc::new(Keys::new(KeySet::new(signer, &[], ISSUER)));
-    web::Data::new(AppState::new(pool, keys, "public", Metrics::new().expect("metrics"), 2))
+    web::Data::new(AppState::new(pool, keys, &settings, Metrics::new().expect("metrics"), 2))
 }
 
 async fn call(req: atest::TestRequest) -> (StatusCode, HeaderMap, Vec<u8>) {
-    let app = atest::init_service(App::new().app_data(state()).configure(handlers::routes)).await;
+    call_with(state(), req).await
+}
+
+async fn call_with(state: web::Data<AppState>, req: atest::TestRequest) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let app = atest::init_service(App::new().app_data(state).configure(handlers::routes)).await;
     let response = atest::call_service(&app, req.to_request()).await;
     let status = response.status();
     let headers = response.headers().clone();
@@ -58,7 +74,11 @@ fn assert_error(result: &(StatusCode, HeaderMap, Vec<u8>), status: u16, code: &s
 }
 
 fn post_token(content_type: Option<&str>, body: impl Into<Vec<u8>>) -> atest::TestRequest {
-    let mut req = atest::TestRequest::post().uri("/token");
+    post_to("/token", content_type, body)
+}
+
+fn post_to(path: &str, content_type: Option<&str>, body: impl Into<Vec<u8>>) -> atest::TestRequest {
+    let mut req = atest::TestRequest::post().uri(path);
     if let Some(ct) = content_type {
         req = req.insert_header((header::CONTENT_TYPE, ct));
     }
@@ -86,6 +106,7 @@ async fn wrong_methods_are_405_with_allow() {
     let mut cases = Vec::new();
     for method in METHODS.iter().filter(|m| **m != "POST") {
         cases.push((*method, "/token", "POST"));
+        cases.push((*method, "/revoke", "POST"));
     }
     for path in READ_ONLY_PATHS {
         for method in METHODS.iter().filter(|m| !matches!(**m, "GET" | "HEAD")) {
@@ -107,7 +128,7 @@ async fn wrong_methods_are_405_with_allow() {
 #[actix_rt::test]
 async fn unknown_paths_are_404_for_every_method() {
     for method in METHODS {
-        for path in ["/nope", "/token/", "/health/live/x", "/metrics/"] {
+        for path in ["/nope", "/token/", "/revoke/", "/health/live/x", "/metrics/"] {
             let req = atest::TestRequest::default().method(method.parse().expect("method")).uri(path);
             let (status, headers, body) = call(req).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
@@ -166,6 +187,7 @@ async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
         "simpleauth_db_pool_pending",
         "simpleauth_db_pool_max",
         "simpleauth_key_reloads_total",
+        "simpleauth_rejections_total",
     ]
     .into();
     assert_eq!(families, expected);
@@ -260,6 +282,7 @@ mod over_the_wire {
                 for body in [None, Some((credentials, false)), Some((credentials, true))] {
                     for (path, allow) in [
                         ("/token", Some("POST")),
+                        ("/revoke", Some("POST")),
                         ("/health/live", Some("GET, HEAD")),
                         ("/.well-known/jwks.json", Some("GET, HEAD")),
                         ("/.well-known/openid-configuration", Some("GET, HEAD")),
@@ -268,7 +291,7 @@ mod over_the_wire {
                     ] {
                         let expected = match (allow, method) {
                             (None, _) => 404,
-                            (Some("POST"), "POST") => continue, // the token endpoint proper: tested above
+                            (Some("POST"), "POST") => continue, // the endpoints proper: tested above
                             (Some("GET, HEAD"), "GET" | "HEAD") => 200,
                             _ => 405,
                         };
@@ -338,7 +361,10 @@ async fn discovery_is_served_with_cache_headers() {
     assert_eq!(doc["token_endpoint"], format!("{ISSUER}/token"));
     assert_eq!(doc["jwks_uri"], format!("{ISSUER}/.well-known/jwks.json"));
     assert_eq!(doc["id_token_signing_alg_values_supported"], serde_json::json!(["RS256"]));
-    assert_eq!(doc.as_object().map(|o| o.len()), Some(9));
+    assert_eq!(doc["grant_types_supported"], serde_json::json!(["password", "refresh_token"]));
+    assert_eq!(doc["revocation_endpoint"], format!("{ISSUER}/revoke"));
+    assert_eq!(doc["revocation_endpoint_auth_methods_supported"], serde_json::json!(["none"]));
+    assert_eq!(doc.as_object().map(|o| o.len()), Some(11));
 }
 
 #[actix_rt::test]
@@ -427,8 +453,151 @@ fn invalid_grant_bytes_are_fixed() {
 }
 
 #[test]
-fn the_token_response_has_the_contracts_four_members_in_order() {
+fn the_token_response_has_the_contracts_five_members_in_order() {
     let pair = TokenPair { access_token: "a.b.c".into(), id_token: "d.e.f".into(), expires_in: 600 };
-    let body = serde_json::to_vec(&TokenResponse::from(&pair)).expect("json");
-    assert_eq!(body, br#"{"access_token":"a.b.c","id_token":"d.e.f","token_type":"Bearer","expires_in":600}"#);
+    let refresh = RefreshToken::parse(REFRESH_TOKEN).expect("shape");
+    let body = serde_json::to_vec(&TokenResponse::new(&pair, &refresh)).expect("json");
+    let expected = format!(
+        r#"{{"access_token":"a.b.c","id_token":"d.e.f","token_type":"Bearer","expires_in":600,"refresh_token":"{REFRESH_TOKEN}"}}"#
+    );
+    assert_eq!(body, expected.as_bytes());
+}
+
+fn json_refresh(token: &str) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"grant_type": "refresh_token", "refresh_token": token})).expect("json")
+}
+
+#[actix_rt::test]
+async fn a_malformed_refresh_token_is_invalid_grant_without_the_database() {
+    // The database is down here: a token that reached it would be a 503.
+    let v = crate::test_vectors::vectors();
+    for entry in v["refresh_tokens"]["malformed"].as_array().expect("malformed") {
+        let token = entry["token"].as_str().expect("token");
+        let (status, headers, body) = call(post_token(Some("application/json"), json_refresh(token))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{}", entry["name"]);
+        assert_eq!(body, INVALID_REFRESH_TOKEN, "{}", entry["name"]);
+        assert_eq!(headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()), Some("no-store"));
+    }
+    let form = "grant_type=refresh_token&refresh_token=too-short&client_id=web";
+    let (status, _, body) = call(post_token(Some("application/x-www-form-urlencoded"), form)).await;
+    assert_eq!((status, body.as_slice()), (StatusCode::BAD_REQUEST, INVALID_REFRESH_TOKEN));
+}
+
+#[actix_rt::test]
+async fn a_well_formed_refresh_token_asks_the_database() {
+    let result = call(post_token(Some("application/json"), json_refresh(REFRESH_TOKEN))).await;
+    assert_error(&result, 503, "temporarily_unavailable");
+    assert_eq!(result.1.get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("1"));
+    let form = format!("grant_type=refresh_token&refresh_token={REFRESH_TOKEN}");
+    assert_error(
+        &call(post_token(Some("application/x-www-form-urlencoded"), form)).await,
+        503,
+        "temporarily_unavailable",
+    );
+    // A bad client_id is still a 400 before anything else.
+    let body = format!(r#"{{"grant_type":"refresh_token","refresh_token":"{REFRESH_TOKEN}","client_id":""}}"#);
+    assert_error(&call(post_token(Some("application/json"), body)).await, 400, "invalid_request");
+}
+
+#[actix_rt::test]
+async fn revoke_answers_200_empty_for_any_string_and_asks_the_database_only_for_a_token() {
+    for (content_type, body) in [
+        ("application/json", r#"{"token":"not-a-refresh-token"}"#.to_owned()),
+        ("application/json; charset=utf-8", r#"{"token":"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"}"#.to_owned()),
+        ("application/x-www-form-urlencoded", "token=abc&token_type_hint=refresh_token".to_owned()),
+    ] {
+        let (status, headers, body) = call(post_to("/revoke", Some(content_type), body)).await;
+        assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+        assert!(body.is_empty());
+        assert_eq!(headers.get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()), Some("no-store"));
+    }
+    // A well-formed token is looked up: the database is down, so 503.
+    let form = format!("token={REFRESH_TOKEN}");
+    let result = call(post_to("/revoke", Some("application/x-www-form-urlencoded"), form)).await;
+    assert_error(&result, 503, "temporarily_unavailable");
+    assert_eq!(result.1.get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("1"));
+}
+
+#[actix_rt::test]
+async fn revoke_refuses_like_the_token_endpoint() {
+    assert_error(&call(post_to("/revoke", None, "token=a")).await, 415, "invalid_request");
+    assert_error(&call(post_to("/revoke", Some("text/plain"), "token=a")).await, 415, "invalid_request");
+    let big = format!("token={}", "a".repeat(8200));
+    assert_error(
+        &call(post_to("/revoke", Some("application/x-www-form-urlencoded"), big)).await,
+        413,
+        "invalid_request",
+    );
+    for body in ["", "token=", "token=a&token=a", "token_type_hint=refresh_token"] {
+        let result = call(post_to("/revoke", Some("application/x-www-form-urlencoded"), body)).await;
+        assert_error(&result, 400, "invalid_request");
+    }
+    for body in ["{}", r#"{"token":""}"#, r#"{"token":5}"#, r#"{"token":null}"#, "[]", "{"] {
+        assert_error(&call(post_to("/revoke", Some("application/json"), body)).await, 400, "invalid_request");
+    }
+}
+
+#[actix_rt::test]
+async fn a_locked_address_is_429_before_the_database_and_counted() {
+    let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "2"), ("LOGIN_FAILURE_WINDOW_SECONDS", "60")]);
+    let locked: std::net::SocketAddr = "192.0.2.7:40000".parse().expect("addr");
+    let now = std::time::Instant::now();
+    state.tokens.addresses.record_failure(locked.ip(), now);
+    state.tokens.addresses.record_failure(locked.ip(), now);
+    let app = atest::init_service(App::new().app_data(state.clone()).configure(handlers::routes)).await;
+    let login = br#"{"username":"john@example.com","password":"TopSecret0!"}"#.to_vec();
+    let response =
+        atest::call_service(&app, post_token(Some("application/json"), login.clone()).peer_addr(locked).to_request())
+            .await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after = response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let retry_after: u64 = retry_after.expect("Retry-After").parse().expect("seconds");
+    assert!((59..=60).contains(&retry_after), "{retry_after}");
+    assert_eq!(response.headers().get(header::CACHE_CONTROL).and_then(|v| v.to_str().ok()), Some("no-store"));
+    assert_eq!(
+        atest::read_body(response).await.as_ref(),
+        br#"{"error":"temporarily_unavailable","error_description":"too many failed logins; try again later"}"#
+    );
+    // Another address goes on to the database (down: 503); a refresh is never limited.
+    let other: std::net::SocketAddr = "192.0.2.8:40000".parse().expect("addr");
+    let r = atest::call_service(&app, post_token(Some("application/json"), login).peer_addr(other).to_request()).await;
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let r = atest::call_service(
+        &app,
+        post_token(Some("application/json"), json_refresh(REFRESH_TOKEN)).peer_addr(locked).to_request(),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // A bad request from the locked address is still a 400: validation comes first.
+    let r = atest::call_service(&app, post_token(Some("application/json"), "{}").peer_addr(locked).to_request()).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+
+    let response = atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
+    let text = String::from_utf8(atest::read_body(response).await.to_vec()).expect("utf-8");
+    for line in [
+        r#"simpleauth_rejections_total{reason="address_locked"} 1"#,
+        r#"simpleauth_rejections_total{reason="username_locked"} 0"#,
+        r#"simpleauth_rejections_total{reason="overload"} 0"#,
+        r#"simpleauth_rejections_total{reason="refresh_reuse"} 0"#,
+        r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="429"} 1"#,
+        r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="503"} 2"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+    }
+}
+
+#[actix_rt::test]
+async fn proxy_headers_name_the_address_only_when_trusted() {
+    let peer: std::net::SocketAddr = "10.1.1.1:5000".parse().expect("addr");
+    let client: std::net::IpAddr = "203.0.113.9".parse().expect("ip");
+    for (trust, locked) in [("true", true), ("false", false)] {
+        let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "1"), ("TRUST_PROXY_HEADERS", trust)]);
+        state.tokens.addresses.record_failure(client, std::time::Instant::now());
+        let request = post_token(Some("application/json"), r#"{"username":"a@b","password":"x"}"#)
+            .peer_addr(peer)
+            .insert_header(("Fly-Client-IP", "203.0.113.9"));
+        let (status, _, _) = call_with(state, request).await;
+        let expected = if locked { StatusCode::TOO_MANY_REQUESTS } else { StatusCode::SERVICE_UNAVAILABLE };
+        assert_eq!(status, expected, "TRUST_PROXY_HEADERS={trust}");
+    }
 }

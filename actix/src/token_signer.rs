@@ -138,17 +138,24 @@ impl TokenSigner {
         self.rsa_bits
     }
 
-    /// Issues an access token and an ID token for `user`, issued now.
-    pub fn issue(&self, user: &User, client_id: &str) -> Result<TokenPair, jsonwebtoken::errors::Error> {
+    /// Issues an access token and an ID token for `user` in session `sid`
+    /// (the refresh-token family), issued now.
+    pub fn issue(&self, user: &User, client_id: &str, sid: Uuid) -> Result<TokenPair, jsonwebtoken::errors::Error> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-        self.issue_at(user, client_id, now)
+        self.issue_at(user, client_id, sid, now)
     }
 
-    /// The two tokens share one fresh `sid`, each has its own `jti`, both are
+    /// The two tokens share the `sid`, each has its own fresh `jti`, both are
     /// issued at `now` (seconds since the epoch).
-    pub fn issue_at(&self, user: &User, client_id: &str, now: u64) -> Result<TokenPair, jsonwebtoken::errors::Error> {
+    pub fn issue_at(
+        &self,
+        user: &User,
+        client_id: &str,
+        sid: Uuid,
+        now: u64,
+    ) -> Result<TokenPair, jsonwebtoken::errors::Error> {
         let sub = user.id.hyphenated().to_string();
-        let sid = Uuid::new_v4().hyphenated().to_string();
+        let sid = sid.hyphenated().to_string();
         let access_jti = Uuid::new_v4().hyphenated().to_string();
         let id_jti = Uuid::new_v4().hyphenated().to_string();
         let exp = now + self.ttl_seconds;
@@ -239,9 +246,9 @@ mod tests {
         for key_type in KEY_TYPES {
             let s = signer(key_type);
             let alg = format!("{:?}", s.alg());
-            let id = Uuid::new_v4();
+            let (id, sid) = (Uuid::new_v4(), Uuid::new_v4());
             let pair = s
-                .issue_at(&user(id, "johndoe", "John Doe", "john@example.com"), "web-app", 1_700_000_000)
+                .issue_at(&user(id, "johndoe", "John Doe", "john@example.com"), "web-app", sid, 1_700_000_000)
                 .expect("signed");
             assert_eq!(pair.expires_in, 900);
 
@@ -271,7 +278,8 @@ mod tests {
             assert_eq!(access["sub"], id.to_string());
             assert_eq!(access["iat"], 1_700_000_000u64);
             assert_eq!(access["exp"], 1_700_000_900u64);
-            assert_eq!(access["sid"], ident["sid"]);
+            assert_eq!(access["sid"], sid.to_string());
+            assert_eq!(ident["sid"], sid.to_string());
             assert_ne!(access["jti"], ident["jti"]);
             assert_eq!((&access["iat"], &access["exp"]), (&ident["iat"], &ident["exp"]));
             assert_eq!(ident["name"], "John Doe");
@@ -287,7 +295,7 @@ mod tests {
             let s = signer(key_type);
             let jwk: Jwk = serde_json::from_value(key_entry(key_type)["jwk"].clone()).expect("jwk");
             let key = DecodingKey::from_jwk(&jwk).expect("public key");
-            let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x"), "public").expect("signed");
+            let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x"), "public", Uuid::new_v4()).expect("signed");
             let mut validation = Validation::new(s.alg());
             validation.set_audience(&["aud-test"]);
             validation.set_issuer(&["https://issuer.test"]);
@@ -307,7 +315,7 @@ mod tests {
     fn the_parsed_key_signature_is_the_stock_one_where_deterministic() {
         for key_type in ["rsa-2048", "ed25519"] {
             let s = signer(key_type);
-            let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x"), "public").expect("signed");
+            let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x"), "public", Uuid::new_v4()).expect("signed");
             let (message, signature) = pair.access_token.rsplit_once('.').expect("dot");
             let stock = (jsonwebtoken::crypto::aws_lc::DEFAULT_PROVIDER.signer_factory)(&s.alg(), &s.key)
                 .expect("stock signer");
@@ -316,13 +324,18 @@ mod tests {
     }
 
     #[test]
-    fn fresh_sid_and_jti_per_call() {
+    fn the_session_keeps_its_sid_and_each_pair_gets_fresh_jtis() {
         let s = signer("rsa-2048");
         let subject = user(Uuid::new_v4(), "u", "N", "e@x");
-        let a = s.issue_at(&subject, "public", 1).expect("a");
-        let b = s.issue_at(&subject, "public", 1).expect("b");
-        let sid = |t: &str| b64_json(t.split('.').nth(1).expect("claims"))["sid"].clone();
-        assert_ne!(sid(&a.access_token), sid(&b.access_token));
+        let family = Uuid::new_v4();
+        let a = s.issue_at(&subject, "public", family, 1).expect("a");
+        let b = s.issue_at(&subject, "public", family, 1).expect("b");
+        let claim = |t: &str, name: &str| b64_json(t.split('.').nth(1).expect("claims"))[name].clone();
+        for token in [&a.access_token, &a.id_token, &b.access_token, &b.id_token] {
+            assert_eq!(claim(token, "sid"), family.to_string());
+        }
+        assert_ne!(claim(&a.access_token, "jti"), claim(&b.access_token, "jti"));
+        assert_ne!(claim(&a.id_token, "jti"), claim(&b.id_token, "jti"));
     }
 
     #[test]

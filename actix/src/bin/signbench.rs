@@ -75,7 +75,8 @@ fn measure(signer: &TokenSigner, warm_up: Duration, timed: Duration) -> Result<M
     };
     let mut bytes = 0usize;
     let mut issue = || -> Result<(), String> {
-        let pair = signer.issue(&user, "signbench").map_err(|e| format!("signing failed: {e}"))?;
+        // A fresh sid per pair, as each login's session has (and as issue() drew itself before #23).
+        let pair = signer.issue(&user, "signbench", Uuid::new_v4()).map_err(|e| format!("signing failed: {e}"))?;
         bytes += pair.access_token.len() + pair.id_token.len();
         Ok(())
     };
