@@ -31,11 +31,23 @@ object ApiError {
     ApiError(StatusCodes.BadRequest, "invalid_request", Some(description))
 
   val unsupportedGrantType: ApiError =
-    ApiError(StatusCodes.BadRequest, "unsupported_grant_type", Some("grant_type must be \"password\""))
+    ApiError(StatusCodes.BadRequest, "unsupported_grant_type", Some("grant_type must be \"password\" or \"refresh_token\""))
 
   /** The same bytes for an unknown user, a wrong password and an unusable stored hash. */
   val invalidGrant: ApiError =
     ApiError(StatusCodes.BadRequest, "invalid_grant", Some("invalid username or password"))
+
+  /** Every refused refresh (unknown, malformed, expired, used, revoked, another client's, a disabled user's): one answer. */
+  val invalidRefreshToken: ApiError =
+    ApiError(StatusCodes.BadRequest, "invalid_grant", Some("invalid refresh token"))
+
+  /**
+   * 429 of both login limits (§8), the same bytes for a locked username and a locked address; `retryAfterSeconds`
+   * is the window's remaining time, at least 1.
+   */
+  def tooManyFailedLogins(retryAfterSeconds: Long): ApiError =
+    ApiError(StatusCodes.TooManyRequests, "temporarily_unavailable", Some("too many failed logins; try again later"),
+      List(RawHeader("Retry-After", math.max(1L, retryAfterSeconds).toString)))
 
   val payloadTooLarge: ApiError =
     ApiError(StatusCodes.ContentTooLarge, "invalid_request", Some("request body is larger than 8192 bytes"))
@@ -49,6 +61,7 @@ object ApiError {
 
   val notFound: ApiError = ApiError(StatusCodes.NotFound, "not_found", None)
 
+  /** The database cannot be asked, and (the same answer) an argon2id check shed by the overload limit (§8). */
   val temporarilyUnavailable: ApiError =
     ApiError(StatusCodes.ServiceUnavailable, "temporarily_unavailable", Some("the user store is unavailable, retry later"),
       List(RawHeader("Retry-After", "1")))

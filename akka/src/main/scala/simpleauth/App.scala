@@ -42,6 +42,7 @@ object App {
 
     val dbEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.db-dispatcher"))
     val hashingEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.hashing-dispatcher"))
+    val passwordEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.password-dispatcher"))
 
     val connections = new ConnectionSource(settings)
     val shutdown = CoordinatedShutdown(system)
@@ -50,11 +51,26 @@ object App {
       Future { connections.close(); Done }(using dbEc)
     }
 
-    val users = new JdbcUserRepository(connections, settings.dbAcquireTimeoutMs)(using dbEc)
-    metrics.bindPool(users.poolStatistics)
-    val tokens =
-      new TokenService(users, new PasswordVerifier(metrics), keys, new UnusableHashLog(), hashingEc, settings.defaultClientId)
-    val routes = new TokenRoutes(tokens, new DatabaseHealth(users), keys, metrics).routes
+    val db = new JdbcDatabase(connections, settings.dbAcquireTimeoutMs)(using dbEc)
+    metrics.bindPool(db.poolStatistics)
+    val limits = settings.limits
+    val users = new JdbcUserRepository(db, limits.loginMaxFailures, limits.loginFailureWindowSeconds)
+    val sessions = new JdbcSessionRepository(db, limits.refreshTtlSeconds)
+    val tokens = new TokenService(
+      users,
+      sessions,
+      new PasswordVerifier(metrics),
+      keys,
+      new UnusableHashLog(),
+      hashingEc,
+      passwordEc,
+      metrics,
+      new AddressLimiter(limits.loginIpMaxFailures, limits.loginFailureWindowSeconds),
+      new PasswordCheckLimiter(limits.maxPasswordChecks),
+      settings.defaultClientId
+    )
+    val routes =
+      new TokenRoutes(tokens, new DatabaseHealth(users), keys, metrics, new ClientAddress(limits.trustProxyHeaders)).routes
 
     installSignalHandlers(shutdown, keys)
 
@@ -95,6 +111,7 @@ object App {
       s"""
          |simple-auth.db-dispatcher.thread-pool-executor.fixed-pool-size = ${settings.dbPoolSize}
          |simple-auth.hashing-dispatcher.thread-pool-executor.fixed-pool-size = $hashingThreads
+         |simple-auth.password-dispatcher.thread-pool-executor.fixed-pool-size = $hashingThreads
          |akka.coordinated-shutdown.exit-jvm = on
          |akka.coordinated-shutdown.exit-code = 0
          |""".stripMargin

@@ -12,7 +12,7 @@ import scala.util.control.NonFatal
  * fresh one, which fills at once ([[renew]]), and the old one, whose connections died with the database, is
  * closed in the background.
  */
-final class ConnectionSource(settings: Settings, newPool: Settings => HikariDataSource = JdbcUserRepository.dataSource) {
+final class ConnectionSource(settings: Settings, newPool: Settings => HikariDataSource = JdbcDatabase.dataSource) {
   private val current = new AtomicReference[HikariDataSource](newPool(settings))
   private val driver = new org.postgresql.Driver()
 

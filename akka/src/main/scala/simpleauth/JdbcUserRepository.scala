@@ -1,112 +1,81 @@
 package simpleauth
 
-import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
-import java.sql.{Connection, SQLException, SQLNonTransientConnectionException, SQLTransientConnectionException}
 import java.util.UUID
-import scala.concurrent.{ExecutionContext, Future}
+import scala.concurrent.Future
 
 object JdbcUserRepository {
-  /** The one query, identical in every stack. */
-  val FindByEmailSql = "SELECT id, username, name, email, password_hash FROM users WHERE email = lower(?)"
+  /**
+   * The password grant: the user and the username's lock in one round trip (contract §7, the same text in every
+   * stack, `$n` written `?`). Always one row; `id` is NULL for an unknown user, `locked_for` NULL unless the
+   * username is locked. Parameters in the order of the `?`: `$2` LOGIN_MAX_FAILURES,
+   * `$3` LOGIN_FAILURE_WINDOW_SECONDS, `$1` the username, `$3` again.
+   */
+  val FindForLoginSql: String =
+    """SELECT u.id, u.username, u.name, u.email, u.password_hash,
+      |       CASE WHEN f.failures >= ?::integer
+      |            THEN ceil(extract(epoch FROM f.window_start + ?::integer * interval '1 second' - now()))::integer
+      |       END AS locked_for
+      |FROM (SELECT lower(?) AS login) AS l
+      |LEFT JOIN users u ON u.email = l.login
+      |LEFT JOIN login_failures f ON f.username = l.login AND f.window_start > now() - ?::integer * interval '1 second'""".stripMargin
 
-  def dataSource(settings: Settings): HikariDataSource = {
-    val config = new HikariConfig()
-    config.setPoolName("simple-auth")
-    config.setJdbcUrl(settings.database.jdbcUrl)
-    settings.database.user.foreach(config.setUsername)
-    settings.database.password.foreach(config.setPassword)
-    settings.database.tls.foreach(config.addDataSourceProperty(_, _))
-    config.setMaximumPoolSize(settings.dbPoolSize)
-    config.setMinimumIdle(settings.dbPoolSize) // fixed-size pool: no connect on the hot path
-    config.setConnectionTimeout(settings.dbAcquireTimeoutMs)
-    config.setValidationTimeout(math.max(250L, math.min(settings.dbAcquireTimeoutMs, 1000L)))
-    config.setInitializationFailTimeout(-1) // start while the database is down
-    config.setAutoCommit(true)
-    // Server-side prepared statement from the first execution, cached per connection.
-    config.addDataSourceProperty("prepareThreshold", "1")
-    config.addDataSourceProperty("preparedStatementCacheQueries", "16")
-    config.addDataSourceProperty("connectTimeout", "5")
-    config.addDataSourceProperty("socketTimeout", "30")
-    config.addDataSourceProperty("tcpKeepAlive", "true")
-    config.addDataSourceProperty("ApplicationName", "simple-auth-akka")
-    new HikariDataSource(config)
-  }
-
-  /** Connection-level failures (class 08, shutdown) mean "unavailable", not "bug". */
-  def isUnavailable(e: Throwable): Boolean = e match {
-    case _: SQLTransientConnectionException | _: SQLNonTransientConnectionException => true
-    case s: SQLException =>
-      val state = Option(s.getSQLState).getOrElse("")
-      state.startsWith("08") || state == "57P01" || state == "57P02" || state == "57P03"
-    case _ => false
-  }
+  /** The password grant, failure (`invalid_grant`): count it. Parameters: `$1` the username, `$2` the window, twice. */
+  val RecordFailureSql: String =
+    """INSERT INTO login_failures AS f (username, failures, window_start) VALUES (lower(?), 1, now())
+      |ON CONFLICT (username) DO UPDATE SET
+      |    failures     = CASE WHEN f.window_start > now() - ?::integer * interval '1 second' THEN f.failures + 1 ELSE 1 END,
+      |    window_start = CASE WHEN f.window_start > now() - ?::integer * interval '1 second' THEN f.window_start ELSE now() END""".stripMargin
 }
 
 /**
- * JDBC through HikariCP. Every call blocks, so it runs on `blockingEc`, the dedicated database dispatcher
- * sized to the pool, never on akka's default dispatcher; [[OutageGate]] bounds how long calls queue for it.
- * A trial call (the first after an outage) opens a plain connection first and renews the pool when it
- * succeeds ([[ConnectionSource]]).
+ * The login's reads and the failure count, through [[JdbcDatabase]] (blocking JDBC on the database dispatcher).
+ *
+ * @param maxFailures   `LOGIN_MAX_FAILURES`
+ * @param windowSeconds `LOGIN_FAILURE_WINDOW_SECONDS`
  */
-final class JdbcUserRepository(source: ConnectionSource, acquireTimeoutMs: Long)(using blockingEc: ExecutionContext)
-    extends UserRepository {
+final class JdbcUserRepository(db: JdbcDatabase, maxFailures: Int, windowSeconds: Int) extends UserRepository {
   import JdbcUserRepository.*
 
-  private val gate = new OutageGate(acquireTimeoutMs)
-
-  /**
-   * The pool gauges: HikariCP's counts; `pending` is every caller waiting for a connection, those still
-   * queued for a database thread (one per connection) and those waiting inside HikariCP.
-   */
-  val poolStatistics: PoolStatistics = new PoolStatistics {
-    private def mx = source.pool.getHikariPoolMXBean
-    def active: Int = Option(mx).fold(0)(_.getActiveConnections)
-    def idle: Int = Option(mx).fold(0)(_.getIdleConnections)
-    def pending: Int = gate.waiting + Option(mx).fold(0)(_.getThreadsAwaitingConnection)
-    def max: Int = source.pool.getMaximumPoolSize
-  }
-
-  override def findByEmail(email: String): Future[Option[User]] = {
-    val submitted = gate.enter()
-    Future {
-      withConnection(submitted) { conn =>
-        val st = conn.prepareStatement(FindByEmailSql)
-        try {
-          st.setString(1, email)
-          val rs = st.executeQuery()
-          try
-            if (rs.next())
-              Some(User(rs.getObject(1, classOf[UUID]), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5)))
-            else None
-          finally rs.close()
-        } finally st.close()
-      }
-    }
-  }
-
-  override def ping(): Future[Unit] = {
-    val submitted = gate.enter()
-    Future {
-      withConnection(submitted) { conn =>
-        val st = conn.createStatement()
-        try {
-          st.setQueryTimeout(1)
-          val rs = st.executeQuery("SELECT 1")
-          try { rs.next(); () } finally rs.close()
-        } finally st.close()
-      }
-    }
-  }
-
-  private def withConnection[A](submitted: Long)(body: Connection => A): A =
-    gate.run(submitted) { trial =>
+  override def findForLogin(username: String): Future[LoginLookup] =
+    db.call { conn =>
+      val st = conn.prepareStatement(FindForLoginSql)
       try {
-        if (trial) {
-          if (!source.reachable()) throw new SQLTransientConnectionException("database unreachable", "08001")
-          source.renew()
-        }
-        val conn = source.pool.getConnection()
-        try body(conn) finally conn.close()
-      } catch { case e: SQLException if isUnavailable(e) => throw new DatabaseUnavailable(e) }
+        st.setInt(1, maxFailures)
+        st.setInt(2, windowSeconds)
+        st.setString(3, username)
+        st.setInt(4, windowSeconds)
+        val rs = st.executeQuery()
+        try {
+          if (!rs.next()) LoginLookup(None, None) // not expected: the statement always answers one row
+          else {
+            val id = rs.getObject(1, classOf[UUID])
+            val user = Option(id).map(User(_, rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5)))
+            val lockedFor = rs.getInt(6)
+            LoginLookup(user, if (rs.wasNull()) None else Some(lockedFor))
+          }
+        } finally rs.close()
+      } finally st.close()
+    }
+
+  override def recordFailure(username: String): Future[Unit] =
+    db.call { conn =>
+      val st = conn.prepareStatement(RecordFailureSql)
+      try {
+        st.setString(1, username)
+        st.setInt(2, windowSeconds)
+        st.setInt(3, windowSeconds)
+        st.executeUpdate()
+        ()
+      } finally st.close()
+    }
+
+  override def ping(): Future[Unit] =
+    db.call { conn =>
+      val st = conn.createStatement()
+      try {
+        st.setQueryTimeout(1)
+        val rs = st.executeQuery("SELECT 1")
+        try { rs.next(); () } finally rs.close()
+      } finally st.close()
     }
 }

@@ -7,7 +7,9 @@ import scala.collection.immutable.ListMap
 import spray.json.*
 
 /** The contract's response bodies, each member named as on the wire and in the contract's order. */
-final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long)
+final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long, refresh_token: String) {
+  override def toString: String = s"TokenResponse($token_type, $expires_in)" // never a token
+}
 final case class ErrorBody(error: String, error_description: Option[String])
 final case class HealthStatus(status: String)
 /** A public JWK: `kty, use, alg, kid`, then the members of its type (`n, e`; `crv, x, y`; `crv, x`). */
@@ -30,6 +32,8 @@ final case class OpenIdConfiguration(
     token_endpoint: String,
     jwks_uri: String,
     grant_types_supported: List[String],
+    revocation_endpoint: String,
+    revocation_endpoint_auth_methods_supported: List[String],
     response_types_supported: List[String],
     subject_types_supported: List[String],
     id_token_signing_alg_values_supported: List[String],
@@ -48,7 +52,9 @@ object OpenIdConfiguration {
       issuer = issuer,
       token_endpoint = s"$base/token",
       jwks_uri = s"$base/.well-known/jwks.json",
-      grant_types_supported = List("password"),
+      grant_types_supported = List("password", "refresh_token"),
+      revocation_endpoint = s"$base/revoke",
+      revocation_endpoint_auth_methods_supported = List("none"), // whoever holds a refresh token may end its session
       response_types_supported = Nil, // no authorization endpoint; the member is required, so present and empty
       subject_types_supported = List("public"),
       id_token_signing_alg_values_supported = List(algorithm.name),
@@ -59,7 +65,8 @@ object OpenIdConfiguration {
 }
 
 object TokenResponse {
-  def from(pair: TokenPair): TokenResponse = TokenResponse(pair.accessToken, pair.idToken, "Bearer", pair.expiresIn)
+  def from(issued: IssuedTokens): TokenResponse =
+    TokenResponse(issued.tokens.accessToken, issued.tokens.idToken, "Bearer", issued.tokens.expiresIn, issued.refreshToken)
 }
 
 object ErrorBody {
@@ -86,17 +93,17 @@ object Jwk {
 /** spray-json formats of the bodies, and the marshaller that `complete(body)` uses. */
 object JsonFormats extends DefaultJsonProtocol {
 
-  given RootJsonFormat[TokenResponse] = inDeclaredOrder(jsonFormat4(TokenResponse.apply))
+  given RootJsonFormat[TokenResponse] = inDeclaredOrder(jsonFormat5(TokenResponse.apply))
   given RootJsonFormat[ErrorBody] = inDeclaredOrder(jsonFormat2(ErrorBody.apply))
   given RootJsonFormat[HealthStatus] = jsonFormat1(HealthStatus.apply)
   given RootJsonFormat[Jwk] = inDeclaredOrder(jsonFormat9(Jwk.apply)) // a None member is left out
   given RootJsonFormat[JwkSet] = jsonFormat1(JwkSet.apply)
-  given RootJsonFormat[OpenIdConfiguration] = inDeclaredOrder(jsonFormat9(OpenIdConfiguration.apply))
+  given RootJsonFormat[OpenIdConfiguration] = inDeclaredOrder(jsonFormat11(OpenIdConfiguration.apply))
 
   /**
    * spray-json's product formats collect the members in a `TreeMap`, so they come out sorted by name; the
    * contract writes the token response and the JWK in another order (`access_token, id_token, token_type,
-   * expires_in`; `kty, use, alg, kid, n, e`). This writes the same members in the case class's order.
+   * expires_in, refresh_token`; `kty, use, alg, kid, n, e`). This writes the same members in the case class's order.
    */
   private def inDeclaredOrder[T <: Product](format: RootJsonFormat[T]): RootJsonFormat[T] =
     new RootJsonFormat[T] {

@@ -57,6 +57,15 @@ final class Metrics(val registry: PrometheusMeterRegistry) {
   private val keyReloadSuccess: Counter = keyReloads("success")
   private val keyReloadFailure: Counter = keyReloads("failure")
 
+  // One counter per reason, indexed by ordinal; all four series exist (at 0) from the start.
+  private val rejections: Array[Counter] =
+    RejectionReason.values.map { reason =>
+      Counter.builder("simpleauth.rejections")
+        .description("Logins refused by a limit (429, 503 of the overload limit) and refresh-token families revoked for reuse")
+        .tag("reason", reason.label)
+        .register(registry)
+    }
+
   /** One response to POST /token: `error` is the OAuth error code, or null for a 200. */
   def tokenRequest(status: Int, error: String, nanos: Long): Unit = {
     requestDuration.record(nanos, TimeUnit.NANOSECONDS)
@@ -66,6 +75,9 @@ final class Metrics(val registry: PrometheusMeterRegistry) {
 
   def passwordCheck(scheme: PasswordScheme, result: Verification): Unit =
     passwordChecks(scheme.ordinal * Verification.Results.length + result.ordinal).increment()
+
+  /** One login refused by a limit of §8, or one family revoked for reuse (§7). */
+  def rejection(reason: RejectionReason): Unit = rejections(reason.ordinal).increment()
 
   /** One SIGHUP reload of the keys, good or refused. */
   def keyReload(success: Boolean): Unit = (if (success) keyReloadSuccess else keyReloadFailure).increment()
@@ -92,6 +104,14 @@ final class Metrics(val registry: PrometheusMeterRegistry) {
   def scrape(): String = registry.scrape()
 }
 
+/** The `reason` label of `simpleauth_rejections_total`. */
+enum RejectionReason(val label: String) {
+  case UsernameLocked extends RejectionReason("username_locked")
+  case AddressLocked extends RejectionReason("address_locked")
+  case Overload extends RejectionReason("overload")
+  case RefreshReuse extends RejectionReason("refresh_reuse")
+}
+
 /** What the pool gauges read. */
 trait PoolStatistics {
   def active: Int
@@ -110,7 +130,7 @@ object Metrics {
   /** The error answers of POST /token, registered up front so that they show as 0 before they first happen. */
   private val ExpectedErrors: Seq[(Int, String)] = Seq(
     400 -> "invalid_request", 400 -> "invalid_grant", 400 -> "unsupported_grant_type",
-    413 -> "invalid_request", 415 -> "invalid_request", 503 -> "temporarily_unavailable", 500 -> "server_error")
+    413 -> "invalid_request", 415 -> "invalid_request", 429 -> "temporarily_unavailable", 503 -> "temporarily_unavailable", 500 -> "server_error")
 
   /** A registry with the service's meters and Micrometer's JVM and process meters. */
   def apply(): Metrics = {

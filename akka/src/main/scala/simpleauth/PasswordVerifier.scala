@@ -20,10 +20,7 @@ final class PasswordVerifier(metrics: Metrics) {
   import PasswordVerifier.*
 
   def verify(password: String, stored: String): Verification = {
-    val scheme =
-      if (stored.startsWith("$argon2id$")) PasswordScheme.Argon2id
-      else if (stored.startsWith("$hmac-sha256$")) PasswordScheme.HmacSha256
-      else PasswordScheme.Unknown
+    val scheme = schemeOf(stored)
     val result = check(password, stored, scheme)
     // An unusable hash (a disabled user, an unknown scheme) costs what an unknown user costs, so that timing
     // does not tell such an account from a missing one; counted once, under its own scheme.
@@ -50,80 +47,109 @@ final class PasswordVerifier(metrics: Metrics) {
 
   private def check(password: String, stored: String, scheme: PasswordScheme): Verification =
     try
-      scheme match {
-        case PasswordScheme.Argon2id   => verifyArgon2id(password, stored)
-        case PasswordScheme.HmacSha256 => verifyHmac(password, stored)
-        case _                         => Verification.Unusable("unknown hash scheme")
+      parse(stored, scheme) match {
+        case Left(reason)                                   => Verification.Unusable(reason)
+        case Right(ParsedHash.Hmac(salt, expected))         => outcome(verifyHmac(password, salt, expected))
+        case Right(ParsedHash.Argon2id(m, t, p, salt, exp)) => outcome(verifyArgon2id(password, m, t, p, salt, exp))
       }
     catch {
       case NonFatal(e) => Verification.Unusable(s"unusable hash (${e.getClass.getSimpleName})")
     }
 
-  private def verifyHmac(password: String, stored: String): Verification =
-    outcome {
-      for {
-        fields   <- stored.split("\\$", -1) match { // "", "hmac-sha256", salt, hash
-                      case Array("", _, salt, hash) => Right((salt, hash))
-                      case _                        => Left("legacy hash: expected $hmac-sha256$<salt>$<hash>")
-                    }
-        salt     <- decodeB64(fields._1).filter(_.nonEmpty).toRight("legacy hash: salt is not base64")
-        expected <- decodeB64(fields._2).filter(_.length == 32).toRight("legacy hash: hash is not 32 bytes of base64")
-      } yield {
-        val mac = Mac.getInstance("HmacSHA256") // one per call: Mac is not thread-safe
-        mac.init(new SecretKeySpec(salt, "HmacSHA256"))
-        MessageDigest.isEqual(mac.doFinal(password.getBytes(StandardCharsets.UTF_8)), expected)
-      }
-    }
-
-  private def verifyArgon2id(password: String, stored: String): Verification =
-    outcome {
-      for {
-        fields <- stored.split("\\$", -1) match { // "", "argon2id", "v=19", "m=..,t=..,p=..", salt, hash
-                    case Array("", _, version, params, salt, hash) => Right((version, params, salt, hash))
-                    case _                                         => Left("argon2id: expected 6 fields")
-                  }
-        (version, params, saltB64, hashB64) = fields
-        _ <- Either.cond(version == "v=19", (), "argon2id: only version 19 is supported")
-        mtp <- params.split(",", -1).toList.map(_.split("=", 2).toList) match {
-                 case List(List("m", m), List("t", t), List("p", p)) =>
-                   (parseInt(m), parseInt(t), parseInt(p)) match {
-                     case (Some(m0), Some(t0), Some(p0)) => Right((m0, t0, p0))
-                     case _                              => Left("argon2id: bad parameters")
-                   }
-                 case _ => Left("argon2id: expected m=..,t=..,p=..")
-               }
-        (m, t, p) = mtp
-        // Bounds keep one bad row from exhausting memory or CPU.
-        _ <- Either.cond(p >= 1 && p <= 64 && t >= 1 && t <= 64 && m >= 8 * p && m <= MaxMemoryKiB, (),
-               "argon2id: parameters out of range")
-        salt     <- decodeB64(saltB64).filter(_.length >= 8).toRight("argon2id: salt is not base64 of 8+ bytes")
-        expected <- decodeB64(hashB64).filter(h => h.length >= 4 && h.length <= 1024).toRight("argon2id: hash is not base64 of 4..1024 bytes")
-      } yield {
-        val generator = new Argon2BytesGenerator()
-        generator.init(
-          new Argon2Parameters.Builder(Argon2Parameters.ARGON2_id)
-            .withVersion(Argon2Parameters.ARGON2_VERSION_13)
-            .withMemoryAsKB(m)
-            .withIterations(t)
-            .withParallelism(p)
-            .withSalt(salt)
-            .build()
-        )
-        val actual = new Array[Byte](expected.length)
-        generator.generateBytes(password.getBytes(StandardCharsets.UTF_8), actual)
-        MessageDigest.isEqual(actual, expected)
-      }
-    }
-
-  private def outcome(checked: Either[String, Boolean]): Verification = checked match {
-    case Left(reason) => Verification.Unusable(reason)
-    case Right(true)  => Verification.Match
-    case Right(false) => Verification.Mismatch
+  private def verifyHmac(password: String, salt: Array[Byte], expected: Array[Byte]): Boolean = {
+    val mac = Mac.getInstance("HmacSHA256") // one per call: Mac is not thread-safe
+    mac.init(new SecretKeySpec(salt, "HmacSHA256"))
+    MessageDigest.isEqual(mac.doFinal(password.getBytes(StandardCharsets.UTF_8)), expected)
   }
+
+  private def verifyArgon2id(password: String, m: Int, t: Int, p: Int, salt: Array[Byte], expected: Array[Byte]): Boolean = {
+    val generator = new Argon2BytesGenerator()
+    generator.init(
+      new Argon2Parameters.Builder(Argon2Parameters.ARGON2_id)
+        .withVersion(Argon2Parameters.ARGON2_VERSION_13)
+        .withMemoryAsKB(m)
+        .withIterations(t)
+        .withParallelism(p)
+        .withSalt(salt)
+        .build()
+    )
+    val actual = new Array[Byte](expected.length)
+    generator.generateBytes(password.getBytes(StandardCharsets.UTF_8), actual)
+    MessageDigest.isEqual(actual, expected)
+  }
+
+  private def outcome(matched: Boolean): Verification = if (matched) Verification.Match else Verification.Mismatch
 }
 
 object PasswordVerifier {
   private val MaxMemoryKiB = 1024 * 1024 // 1 GiB
+
+  /** A stored string read, not yet checked against a password. */
+  private enum ParsedHash {
+    case Hmac(salt: Array[Byte], expected: Array[Byte])
+    case Argon2id(m: Int, t: Int, p: Int, salt: Array[Byte], expected: Array[Byte])
+  }
+
+  private def schemeOf(stored: String): PasswordScheme =
+    if (stored.startsWith("$argon2id$")) PasswordScheme.Argon2id
+    else if (stored.startsWith("$hmac-sha256$")) PasswordScheme.HmacSha256
+    else PasswordScheme.Unknown
+
+  /**
+   * Whether a login would count `stored` as `unusable` (a disabled user's marker, an unknown scheme, a malformed
+   * hash), read without computing anything: such a user cannot refresh either (contract §7).
+   */
+  def isUnusable(stored: String): Boolean = parse(stored, schemeOf(stored)).isLeft
+
+  /**
+   * Whether checking a password against `stored` runs argon2id — a stored argon2id hash, or the dummy run of an
+   * unusable one — and so needs a permit of the overload limit (contract §8); only a well-formed legacy HMAC hash
+   * does not.
+   */
+  def runsArgon2id(stored: String): Boolean = parse(stored, schemeOf(stored)) match {
+    case Right(_: ParsedHash.Hmac) => false
+    case _                         => true
+  }
+
+  private def parse(stored: String, scheme: PasswordScheme): Either[String, ParsedHash] = scheme match {
+    case PasswordScheme.HmacSha256 => parseHmac(stored)
+    case PasswordScheme.Argon2id   => parseArgon2id(stored)
+    case _                         => Left("unknown hash scheme")
+  }
+
+  private def parseHmac(stored: String): Either[String, ParsedHash] =
+    for {
+      fields   <- stored.split("\\$", -1) match { // "", "hmac-sha256", salt, hash
+                    case Array("", _, salt, hash) => Right((salt, hash))
+                    case _                        => Left("legacy hash: expected $hmac-sha256$<salt>$<hash>")
+                  }
+      salt     <- decodeB64(fields._1).filter(_.nonEmpty).toRight("legacy hash: salt is not base64")
+      expected <- decodeB64(fields._2).filter(_.length == 32).toRight("legacy hash: hash is not 32 bytes of base64")
+    } yield ParsedHash.Hmac(salt, expected)
+
+  private def parseArgon2id(stored: String): Either[String, ParsedHash] =
+    for {
+      fields <- stored.split("\\$", -1) match { // "", "argon2id", "v=19", "m=..,t=..,p=..", salt, hash
+                  case Array("", _, version, params, salt, hash) => Right((version, params, salt, hash))
+                  case _                                         => Left("argon2id: expected 6 fields")
+                }
+      (version, params, saltB64, hashB64) = fields
+      _ <- Either.cond(version == "v=19", (), "argon2id: only version 19 is supported")
+      mtp <- params.split(",", -1).toList.map(_.split("=", 2).toList) match {
+               case List(List("m", m), List("t", t), List("p", p)) =>
+                 (parseInt(m), parseInt(t), parseInt(p)) match {
+                   case (Some(m0), Some(t0), Some(p0)) => Right((m0, t0, p0))
+                   case _                              => Left("argon2id: bad parameters")
+                 }
+               case _ => Left("argon2id: expected m=..,t=..,p=..")
+             }
+      (m, t, p) = mtp
+      // Bounds keep one bad row from exhausting memory or CPU.
+      _ <- Either.cond(p >= 1 && p <= 64 && t >= 1 && t <= 64 && m >= 8 * p && m <= MaxMemoryKiB, (),
+             "argon2id: parameters out of range")
+      salt     <- decodeB64(saltB64).filter(_.length >= 8).toRight("argon2id: salt is not base64 of 8+ bytes")
+      expected <- decodeB64(hashB64).filter(h => h.length >= 4 && h.length <= 1024).toRight("argon2id: hash is not base64 of 4..1024 bytes")
+    } yield ParsedHash.Argon2id(m, t, p, salt, expected)
 
   /**
    * A well-formed argon2id hash with the default parameters for new users

@@ -34,8 +34,28 @@ final case class Settings(
     audience: String,
     tokenTtlSeconds: Long,
     defaultClientId: String,
-    logLevel: String
+    logLevel: String,
+    limits: LimitSettings = LimitSettings()
 )
+
+/**
+ * The settings of sessions and limits (contract §5, §7, §8).
+ *
+ * @param maxPasswordChecks argon2id checks admitted at once, running or waiting for a core (`MAX_PASSWORD_CHECKS`)
+ */
+final case class LimitSettings(
+    refreshTtlSeconds: Int = 2592000,
+    loginMaxFailures: Int = 10,
+    loginFailureWindowSeconds: Int = 300,
+    loginIpMaxFailures: Int = 100,
+    trustProxyHeaders: Boolean = false,
+    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks
+)
+
+object LimitSettings {
+  /** 4 × the cores the process may use (`availableProcessors` follows the cgroup's CPU quota). */
+  def defaultMaxPasswordChecks: Int = 4 * math.max(1, Runtime.getRuntime.availableProcessors())
+}
 
 /** A setting refused at start: the one line the service prints before it exits with code 2. */
 final case class SettingsError(message: String)
@@ -51,6 +71,9 @@ object Settings {
       raw.toLongOption.filter(v => v >= min && v <= max)
         .toRight(SettingsError(s"$name must be an integer between $min and $max, got '$raw'"))
     }
+    // The six settings of §7 and §8: positive integers bound into SQL as `integer`, and a boolean.
+    def positive(name: String, default: Int): Either[SettingsError, Int] = long(name, default, 1, Int.MaxValue).map(_.toInt)
+    val trust = str("TRUST_PROXY_HEADERS", "false")
     val level = str("LOG_LEVEL", "info").toLowerCase
     for {
       port    <- long("PORT", 8080, 0, 65535)
@@ -63,6 +86,13 @@ object Settings {
       keys    <- loadKeys(env)
       issuer  <- checkIssuer(str("JWT_ISSUER", "http://localhost:8080"))
       client  <- checkDefaultClientId(env.get("DEFAULT_CLIENT_ID").filter(_.nonEmpty).getOrElse("public")) // empty = unset
+      refresh <- positive("REFRESH_TTL_SECONDS", 2592000)
+      maxFail <- positive("LOGIN_MAX_FAILURES", 10)
+      window  <- positive("LOGIN_FAILURE_WINDOW_SECONDS", 300)
+      ipFail  <- positive("LOGIN_IP_MAX_FAILURES", 100)
+      proxies <- Either.cond(trust == "true" || trust == "false", trust == "true",
+                   SettingsError(s"TRUST_PROXY_HEADERS must be true or false, got '$trust'"))
+      checks  <- positive("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks)
     } yield Settings(
       host = str("HOST", "0.0.0.0"),
       port = port.toInt,
@@ -75,7 +105,8 @@ object Settings {
       audience = str("JWT_AUDIENCE", "channel-api"),
       tokenTtlSeconds = ttl,
       defaultClientId = client,
-      logLevel = level
+      logLevel = level,
+      limits = LimitSettings(refresh, maxFail, window, ipFail, proxies, checks)
     )
   }
 

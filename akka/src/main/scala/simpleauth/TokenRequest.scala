@@ -8,9 +8,17 @@ import scala.collection.mutable
 import scala.util.control.NonFatal
 import spray.json.*
 
-/** A validated password-grant request; `clientId` is the request's `client_id`, if it names one. */
-final case class TokenRequest(username: String, password: String, clientId: Option[String] = None) {
-  override def toString: String = s"TokenRequest($username, ***, ${clientId.getOrElse("-")})"
+/**
+ * A validated POST /token request: one of the two grants (contract §1). `clientId` is the request's `client_id`,
+ * if it names one.
+ */
+sealed trait TokenRequest {
+  def clientId: Option[String]
+}
+
+/** A validated POST /revoke request (contract §3): the token whose family is to be revoked. */
+final case class RevokeRequest(token: String) {
+  override def toString: String = "RevokeRequest(***)"
 }
 
 /**
@@ -19,6 +27,16 @@ final case class TokenRequest(username: String, password: String, clientId: Opti
  * errors are all answered with the contract's codes instead of the framework's.
  */
 object TokenRequest {
+  /** The password grant (RFC 6749 §4.3). */
+  final case class Password(username: String, password: String, clientId: Option[String] = None) extends TokenRequest {
+    override def toString: String = s"Password($username, ***, ${clientId.getOrElse("-")})"
+  }
+
+  /** The refresh grant (RFC 6749 §6). */
+  final case class Refresh(refreshToken: String, clientId: Option[String] = None) extends TokenRequest {
+    override def toString: String = s"Refresh(***, ${clientId.getOrElse("-")})"
+  }
+
   val MaxUsernameCodePoints = 254
   val MaxPasswordBytes = 1024
   val MaxClientIdChars = 128
@@ -33,7 +51,75 @@ object TokenRequest {
     else if (clientId.exists(c => c < ' ' || c > '~')) Some("must be printable ASCII (%x20-7E)")
     else None
 
+  /**
+   * A JSON object: `grant_type` optional (absent means `password`), then the members of its grant —
+   * `username` and `password`, or `refresh_token` (the others ignored) — and the optional `client_id`.
+   */
   def fromJson(body: ByteString): Either[ApiError, TokenRequest] =
+    for {
+      obj   <- jsonObject(body)
+      grant <- obj.get("grant_type") match {
+                 case None              => Right("password")
+                 case Some(JsString(g)) => Right(g)
+                 case Some(_)           => Left(ApiError.invalidRequest("grant_type must be a string"))
+               }
+      request <- grant match {
+                   case "password" =>
+                     for {
+                       username <- jsonString(obj, "username")
+                       password <- jsonString(obj, "password")
+                       clientId <- jsonString(obj, "client_id")
+                       request  <- passwordGrant(username, password, clientId)
+                     } yield request
+                   case "refresh_token" =>
+                     for {
+                       token    <- jsonString(obj, "refresh_token")
+                       clientId <- jsonString(obj, "client_id")
+                       request  <- refreshGrant(token, clientId)
+                     } yield request
+                   case _ => Left(ApiError.unsupportedGrantType)
+                 }
+    } yield request
+
+  /**
+   * A form (RFC 6749 §4.3 and §6): `grant_type` required, then `username` and `password`, or `refresh_token`;
+   * `client_id` optional; each of them at most once, other parameters ignored.
+   */
+  def fromForm(body: ByteString): Either[ApiError, TokenRequest] =
+    for {
+      params  <- formParams(body)
+      grant   <- single(params, "grant_type")
+      request <- grant match {
+                   case None | Some("") => Left(ApiError.invalidRequest("grant_type is required"))
+                   case Some("password") =>
+                     for {
+                       username <- single(params, "username")
+                       password <- single(params, "password")
+                       clientId <- single(params, "client_id")
+                       request  <- passwordGrant(username, password, clientId)
+                     } yield request
+                   case Some("refresh_token") =>
+                     for {
+                       token    <- single(params, "refresh_token")
+                       clientId <- single(params, "client_id")
+                       request  <- refreshGrant(token, clientId)
+                     } yield request
+                   case Some(_) => Left(ApiError.unsupportedGrantType)
+                 }
+    } yield request
+
+  /** POST /revoke as JSON: `{"token": "..."}`, other members ignored. */
+  def revokeFromJson(body: ByteString): Either[ApiError, RevokeRequest] =
+    jsonObject(body).flatMap(jsonString(_, "token")).flatMap(revoke)
+
+  /** POST /revoke as a form: `token`, at most once; `token_type_hint`, `client_id` and the rest ignored. */
+  def revokeFromForm(body: ByteString): Either[ApiError, RevokeRequest] =
+    formParams(body).flatMap(single(_, "token")).flatMap(revoke)
+
+  private def revoke(token: Option[String]): Either[ApiError, RevokeRequest] =
+    token.filter(_.nonEmpty).map(RevokeRequest(_)).toRight(ApiError.invalidRequest("token is required"))
+
+  private def jsonObject(body: ByteString): Either[ApiError, Map[String, JsValue]] =
     for {
       text <- utf8(body)
       json <- (try Right(JsonParser(text))
@@ -42,27 +128,10 @@ object TokenRequest {
                 case JsObject(fields) => Right(fields)
                 case _                => Left(ApiError.invalidRequest("body must be a JSON object"))
               }
-      grant <- obj.get("grant_type") match {
-                 case None                   => Right(None)
-                 case Some(JsString(g))      => Right(Some(g))
-                 case Some(_)                => Left(ApiError.invalidRequest("grant_type must be a string"))
-               }
-      username <- jsonString(obj, "username")
-      password <- jsonString(obj, "password")
-      clientId <- jsonString(obj, "client_id")
-      request  <- validate(grant, requireGrant = false, username, password, clientId)
-    } yield request
+    } yield obj
 
-  def fromForm(body: ByteString): Either[ApiError, TokenRequest] =
-    for {
-      text   <- utf8(body)
-      params <- parseForm(text)
-      grant    <- single(params, "grant_type")
-      username <- single(params, "username")
-      password <- single(params, "password")
-      clientId <- single(params, "client_id")
-      request  <- validate(grant, requireGrant = true, username, password, clientId)
-    } yield request
+  private def formParams(body: ByteString): Either[ApiError, Map[String, List[String]]] =
+    utf8(body).flatMap(parseForm)
 
   private def jsonString(obj: Map[String, JsValue], name: String): Either[ApiError, Option[String]] =
     obj.get(name) match {
@@ -71,35 +140,36 @@ object TokenRequest {
       case Some(_)           => Left(ApiError.invalidRequest(s"$name must be a string"))
     }
 
-  private def validate(
-      grant: Option[String],
-      requireGrant: Boolean,
+  private def passwordGrant(
       username: Option[String],
       password: Option[String],
       clientId: Option[String]
   ): Either[ApiError, TokenRequest] =
-    grant match {
-      case None if requireGrant => Left(ApiError.invalidRequest("grant_type is required"))
-      case Some("") if requireGrant => Left(ApiError.invalidRequest("grant_type is required"))
-      case Some(g) if g != "password" => Left(ApiError.unsupportedGrantType)
-      case _ =>
-        (username, password) match {
-          case (None | Some(""), _) => Left(ApiError.invalidRequest("username is required"))
-          case (_, None | Some("")) => Left(ApiError.invalidRequest("password is required"))
-          case (Some(u), Some(p)) =>
-            if (u.indexOf('\u0000') >= 0)
-              // PostgreSQL text cannot hold NUL: refuse it here rather than fail in the driver.
-              Left(ApiError.invalidRequest("username must not contain NUL"))
-            else if (u.codePointCount(0, u.length) > MaxUsernameCodePoints)
-              Left(ApiError.invalidRequest(s"username is longer than $MaxUsernameCodePoints characters"))
-            else if (p.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes)
-              Left(ApiError.invalidRequest(s"password is longer than $MaxPasswordBytes bytes"))
-            else
-              clientId.flatMap(clientIdProblem) match {
-                case Some(problem) => Left(ApiError.invalidRequest(s"client_id $problem"))
-                case None          => Right(TokenRequest(u, p, clientId))
-              }
-        }
+    (username, password) match {
+      case (None | Some(""), _) => Left(ApiError.invalidRequest("username is required"))
+      case (_, None | Some("")) => Left(ApiError.invalidRequest("password is required"))
+      case (Some(u), Some(p)) =>
+        if (u.indexOf('\u0000') >= 0)
+          // PostgreSQL text cannot hold NUL: refuse it here rather than fail in the driver.
+          Left(ApiError.invalidRequest("username must not contain NUL"))
+        else if (u.codePointCount(0, u.length) > MaxUsernameCodePoints)
+          Left(ApiError.invalidRequest(s"username is longer than $MaxUsernameCodePoints characters"))
+        else if (p.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes)
+          Left(ApiError.invalidRequest(s"password is longer than $MaxPasswordBytes bytes"))
+        else checkClientId(clientId).map(Password(u, p, _))
+    }
+
+  /** The token's shape is the service's to judge (a malformed one is `invalid_grant`, not `invalid_request`). */
+  private def refreshGrant(token: Option[String], clientId: Option[String]): Either[ApiError, TokenRequest] =
+    token match {
+      case None | Some("") => Left(ApiError.invalidRequest("refresh_token is required"))
+      case Some(t)         => checkClientId(clientId).map(Refresh(t, _))
+    }
+
+  private def checkClientId(clientId: Option[String]): Either[ApiError, Option[String]] =
+    clientId.flatMap(clientIdProblem) match {
+      case Some(problem) => Left(ApiError.invalidRequest(s"client_id $problem"))
+      case None          => Right(clientId)
     }
 
   /** RFC 6749 §3.2: request parameters must not be included more than once. */

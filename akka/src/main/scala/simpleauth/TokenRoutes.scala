@@ -15,18 +15,20 @@ import scala.util.control.NonFatal
 import simpleauth.JsonFormats.given
 
 /**
- * The HTTP contract: POST /token, GET /.well-known/jwks.json, GET /.well-known/openid-configuration
- * (both from the key set in service, see [[KeyRing]]), GET /health (readiness: the
+ * The HTTP contract: POST /token (both grants), POST /revoke, GET /.well-known/jwks.json,
+ * GET /.well-known/openid-configuration (both from the key set in service, see [[KeyRing]]), GET /health (readiness: the
  * database is asked), GET /health/live (liveness: never touches the database), and every error
  * in RFC 6749 JSON — akka-http's own rejections included: any other method on a known path is
  * 405 with its `Allow`, any method on an unknown path 404. GET /metrics serves the Prometheus text
- * of [[Metrics]]. The login itself is [[TokenService]]'s.
+ * of [[Metrics]]. The grants and the revocation themselves are [[TokenService]]'s; `clientAddress` says whose
+ * failed logins a password grant counts (§8).
  */
 final class TokenRoutes(
     tokens: TokenService,
     health: DatabaseHealth,
     keys: KeyRing,
     metrics: Metrics,
+    clientAddress: ClientAddress = new ClientAddress(trustProxyHeaders = false),
     outages: OutageLog = new OutageLog()
 )(using system: ClassicActorSystemProvider) { // the materializer that reads request bodies
   import TokenRoutes.*
@@ -51,6 +53,11 @@ final class TokenRoutes(
                   }
                 }
               }
+            }
+          },
+          path("revoke") {
+            post {
+              revoke
             }
           },
           path(".well-known" / "jwks.json") {
@@ -120,39 +127,56 @@ final class TokenRoutes(
   }
 
   private def token: Route =
-    tokenRequest { request =>
-      onSuccess(tokens.login(request)) {
-        case Some(pair) => complete(StatusCodes.OK, List(ApiError.NoStore, PragmaNoCache), TokenResponse.from(pair))
-        case None       => completeError(ApiError.invalidGrant)
+    requestBody(TokenRequest.fromJson, TokenRequest.fromForm) { request =>
+      extractRequest { http =>
+        onSuccess(tokens.grant(request, clientAddress.of(http))) {
+          case Right(issued) => complete(StatusCodes.OK, List(ApiError.NoStore, PragmaNoCache), TokenResponse.from(issued))
+          case Left(error)   => completeError(error)
+        }
+      }
+    }
+
+  /** RFC 7009: 200, empty, whatever the token was; only a database that cannot be asked changes the answer (503). */
+  private def revoke: Route =
+    requestBody(TokenRequest.revokeFromJson, TokenRequest.revokeFromForm) { request =>
+      onSuccess(tokens.revoke(request.token)) {
+        complete(RevokedResponse)
       }
     }
 
   /**
-   * Reads the body as a [[TokenRequest]] for `inner`. Its Content-Type picks the reader (any other is rejected:
-   * 415); more than [[TokenRoutes.MaxBodyBytes]], announced or sent, is 413; what the reader refuses is
+   * Reads the body with `fromJson` or `fromForm` for `inner`. Its Content-Type picks the reader (any other is
+   * rejected: 415); more than [[TokenRoutes.MaxBodyBytes]], announced or sent, is 413; what the reader refuses is
    * answered with the reader's error.
    */
-  private def tokenRequest(inner: TokenRequest => Route): Route =
+  private def requestBody[T](
+      fromJson: ByteString => Either[ApiError, T],
+      fromForm: ByteString => Either[ApiError, T]
+  )(inner: T => Route): Route =
     extractRequestEntity { entity =>
-      bodyReader(entity.contentType) match {
+      bodyReader(entity.contentType, fromJson, fromForm) match {
         case None => reject(UnsupportedRequestContentTypeRejection(Set(JsonType, FormType), Some(entity.contentType)))
         case Some(_) if entity.contentLengthOption.exists(_ > MaxBodyBytes) =>
           completeError(ApiError.payloadTooLarge)
         case Some(read) =>
           onSuccess(entity.withSizeLimit(MaxBodyBytes).toStrict(BodyReadTimeout)) { strict =>
             read(strict.data) match {
-              case Left(error)    => completeError(error)
-              case Right(request) => inner(request)
+              case Left(error)  => completeError(error)
+              case Right(value) => inner(value)
             }
           }
       }
     }
 
-  private def bodyReader(contentType: ContentType): Option[ByteString => Either[ApiError, TokenRequest]] = {
+  private def bodyReader[T](
+      contentType: ContentType,
+      fromJson: ByteString => Either[ApiError, T],
+      fromForm: ByteString => Either[ApiError, T]
+  ): Option[ByteString => Either[ApiError, T]] = {
     val mt = contentType.mediaType
     if (!mt.mainType.equalsIgnoreCase("application")) None
-    else if (mt.subType.equalsIgnoreCase("json")) Some(TokenRequest.fromJson)
-    else if (mt.subType.equalsIgnoreCase("x-www-form-urlencoded")) Some(TokenRequest.fromForm)
+    else if (mt.subType.equalsIgnoreCase("json")) Some(fromJson)
+    else if (mt.subType.equalsIgnoreCase("x-www-form-urlencoded")) Some(fromForm)
     else None
   }
 
@@ -199,6 +223,7 @@ object TokenRoutes {
   private val PrometheusText: ContentType.WithCharset =
     MediaTypes.`text/plain`.withParams(Map("version" -> "0.0.4")).withCharset(HttpCharsets.`UTF-8`)
   private val PragmaNoCache: HttpHeader = RawHeader("Pragma", "no-cache")
+  private val RevokedResponse: HttpResponse = HttpResponse(StatusCodes.OK, List(ApiError.NoStore), HttpEntity.Empty)
   private val PublicCache: HttpHeader = `Cache-Control`(CacheDirectives.public, CacheDirectives.`max-age`(300))
 
   def completeError(error: ApiError): StandardRoute = complete(error.response)

@@ -45,20 +45,22 @@ final class TokenSigner(
   // RFC 9068 §2.1: the access token says what it is, so that it cannot pass for an ID token.
   private val accessHeader = new JWSHeader.Builder(key.algorithm.jws).`type`(TokenSigner.AccessTokenType).keyID(kid).build()
 
-  /** A token pair for `user`; the access token's `client_id` is `clientId` (RFC 9068 §2.2). */
-  def issue(user: User, clientId: String): TokenPair = {
+  /**
+   * A token pair for `user` in the session `sid` (the refresh-token family, contract §2 and §7); the access
+   * token's `client_id` is `clientId` (RFC 9068 §2.2).
+   */
+  def issue(user: User, clientId: String, sid: UUID): TokenPair = {
     val start = System.nanoTime()
     val now = clock().getEpochSecond
     val iat = new Date(now * 1000)
     val exp = new Date((now + ttlSeconds) * 1000)
-    val sid = UUID.randomUUID().toString
     def common = new JWTClaimsSet.Builder()
       .issuer(issuer)
       .audience(audience)
       .subject(user.id.toString)
       .issueTime(iat)
       .expirationTime(exp)
-      .claim("sid", sid)
+      .claim("sid", sid.toString)
       .jwtID(UUID.randomUUID().toString)
     val access = sign(accessHeader, common.claim("client_id", clientId).build())
     val id = sign(

@@ -14,13 +14,15 @@ class JsonFormatsSpec extends AnyWordSpec with Matchers {
 
   "The response bodies" should {
     "print the token response in the contract's member order" in {
-      bytes(TokenResponse.from(TokenPair("a.b.c", "d.e.f", 600))) shouldBe
-        """{"access_token":"a.b.c","id_token":"d.e.f","token_type":"Bearer","expires_in":600}"""
+      bytes(TokenResponse.from(IssuedTokens(TokenPair("a.b.c", "d.e.f", 600), "r" * 43))) shouldBe
+        s"""{"access_token":"a.b.c","id_token":"d.e.f","token_type":"Bearer","expires_in":600,"refresh_token":"${"r" * 43}"}"""
     }
 
     "print an error with and without its description" in {
       bytes(ErrorBody.from(ApiError.invalidGrant)) shouldBe
         """{"error":"invalid_grant","error_description":"invalid username or password"}"""
+      bytes(ErrorBody.from(ApiError.invalidRefreshToken)) shouldBe
+        """{"error":"invalid_grant","error_description":"invalid refresh token"}"""
       bytes(ErrorBody.from(ApiError.notFound)) shouldBe """{"error":"not_found"}"""
     }
 
@@ -51,7 +53,8 @@ class JsonFormatsSpec extends AnyWordSpec with Matchers {
     "print the discovery document in the contract's member order" in {
       bytes(OpenIdConfiguration.from("https://issuer.example/", KeyAlgorithm.EdDSA)) shouldBe
         """{"issuer":"https://issuer.example/","token_endpoint":"https://issuer.example/token",""" +
-        """"jwks_uri":"https://issuer.example/.well-known/jwks.json","grant_types_supported":["password"],""" +
+        """"jwks_uri":"https://issuer.example/.well-known/jwks.json","grant_types_supported":["password","refresh_token"],""" +
+        """"revocation_endpoint":"https://issuer.example/revoke","revocation_endpoint_auth_methods_supported":["none"],""" +
         """"response_types_supported":[],"subject_types_supported":["public"],""" +
         """"id_token_signing_alg_values_supported":["EdDSA"],"token_endpoint_auth_methods_supported":["none"],""" +
         """"claims_supported":["iss","aud","sub","iat","exp","sid","jti","client_id","name","preferred_username","email","at_hash"]}"""

@@ -16,11 +16,7 @@ class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
     "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=")
   private val broken = User(UUID.randomUUID(), "broken", "Broken", "broken@example.com", "$argon2id$v=19$nonsense")
 
-  private object Users extends UserRepository {
-    override def findByEmail(email: String): Future[Option[User]] =
-      Future.successful(List(john, broken).find(_.email == email))
-    override def ping(): Future[Unit] = Future.unit
-  }
+  private val Users = new InMemoryStore(List(john, broken))
 
   private object Pool extends PoolStatistics {
     def active = 1; def idle = 9; def pending = 0; def max = 10
@@ -78,6 +74,9 @@ class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
         """simpleauth_key_reloads_total{result="failure"}"""
       )
       s("""simpleauth_key_reloads_total{result="success"}""") shouldBe 0
+      for (reason <- List("username_locked", "address_locked", "overload", "refresh_reuse"))
+        s(s"""simpleauth_rejections_total{reason="$reason"}""") shouldBe 0 // all four series from the start
+      s("""simpleauth_token_requests_total{error="temporarily_unavailable",status="429"}""") shouldBe 0
       s("""simpleauth_key_reloads_total{result="failure"}""") shouldBe 0
       def bounds(family: String) = s.keySet.toList.collect {
         case k if k.startsWith(family + "_bucket{le=\"") => k.stripPrefix(family + "_bucket{le=\"").stripSuffix("\"}")

@@ -21,6 +21,34 @@ class SettingsSpec extends AnyWordSpec with Matchers {
       s.keys.signing.algorithm shouldBe KeyAlgorithm.RS256
       s.keySources shouldBe KeySources(PrivateKeySource.File(keyFile), None)
       s.database shouldBe DatabaseSettings("jdbc:postgresql://127.0.0.1:5432/auth", Some("auth"), Some("auth"), Map("sslmode" -> "prefer"))
+      s.limits shouldBe LimitSettings(
+        refreshTtlSeconds = 2592000,
+        loginMaxFailures = 10,
+        loginFailureWindowSeconds = 300,
+        loginIpMaxFailures = 100,
+        trustProxyHeaders = false,
+        maxPasswordChecks = 4 * Runtime.getRuntime.availableProcessors()
+      )
+    }
+
+    "read the settings of sessions and limits" in {
+      val s = Settings.fromEnv(env("REFRESH_TTL_SECONDS" -> "86400", "LOGIN_MAX_FAILURES" -> "3",
+        "LOGIN_FAILURE_WINDOW_SECONDS" -> "60", "LOGIN_IP_MAX_FAILURES" -> "7", "TRUST_PROXY_HEADERS" -> "true",
+        "MAX_PASSWORD_CHECKS" -> "1")).fold(e => fail(e.message), identity)
+      s.limits shouldBe LimitSettings(86400, 3, 60, 7, trustProxyHeaders = true, maxPasswordChecks = 1)
+      Settings.fromEnv(env("TRUST_PROXY_HEADERS" -> "false")).map(_.limits.trustProxyHeaders) shouldBe Right(false)
+      Settings.fromEnv(env("MAX_PASSWORD_CHECKS" -> "2147483647")).map(_.limits.maxPasswordChecks) shouldBe Right(Int.MaxValue)
+    }
+
+    "refuse a limit that is not a positive integer, and TRUST_PROXY_HEADERS other than true or false, naming it" in {
+      for (name <- List("REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "LOGIN_IP_MAX_FAILURES",
+             "MAX_PASSWORD_CHECKS");
+           bad <- List("0", "-1", "ten", "1.5", "2147483648", "1e3"))
+        withClue(s"$name=$bad")(Settings.fromEnv(env(name -> bad)).left.map(_.message).swap.getOrElse(fail()) shouldBe
+          s"$name must be an integer between 1 and 2147483647, got '$bad'")
+      for (bad <- List("yes", "1", "TRUE", "on", "truee"))
+        withClue(bad)(Settings.fromEnv(env("TRUST_PROXY_HEADERS" -> bad)).left.map(_.message) shouldBe
+          Left(s"TRUST_PROXY_HEADERS must be true or false, got '$bad'"))
     }
 
     "translate libpq URLs to JDBC, keeping other query parameters" in {

@@ -4,13 +4,32 @@ import akka.actor.ClassicActorSystemProvider
 import akka.http.scaladsl.server.Route
 import scala.concurrent.ExecutionContext
 
-/** The service's routes over the given users, with the dev key and the contract's test settings. */
+/** The service's routes over the given store, with the dev key and the contract's test settings. */
 object TestRoutes {
   def keys(metrics: Metrics): KeyRing = KeyRing.fixed(Vectors.keySet(metrics), metrics)
 
-  def apply(users: UserRepository, metrics: Metrics, keyRing: Option[KeyRing] = None)(using ClassicActorSystemProvider): Route = {
+  /** The token service over `store`; the limits out of the way unless given. */
+  def service(
+      store: InMemoryStore,
+      metrics: Metrics,
+      keyRing: Option[KeyRing] = None,
+      addresses: AddressLimiter = new AddressLimiter(1000000, 300),
+      checks: PasswordCheckLimiter = new PasswordCheckLimiter(1000),
+      passwords: Option[PasswordVerifier] = None
+  ): TokenService =
+    new TokenService(store, store, passwords.getOrElse(new PasswordVerifier(metrics)), keyRing.getOrElse(keys(metrics)),
+      new UnusableHashLog(), ExecutionContext.global, ExecutionContext.global, metrics, addresses, checks)
+
+  def apply(
+      store: InMemoryStore,
+      metrics: Metrics,
+      keyRing: Option[KeyRing] = None,
+      addresses: AddressLimiter = new AddressLimiter(1000000, 300),
+      checks: PasswordCheckLimiter = new PasswordCheckLimiter(1000),
+      clientAddress: ClientAddress = new ClientAddress(trustProxyHeaders = false)
+  )(using ClassicActorSystemProvider): Route = {
     val ring = keyRing.getOrElse(keys(metrics))
-    val tokens = new TokenService(users, new PasswordVerifier(metrics), ring, new UnusableHashLog(), ExecutionContext.global)
-    new TokenRoutes(tokens, new DatabaseHealth(users), ring, metrics).routes
+    val tokens = service(store, metrics, Some(ring), addresses, checks)
+    new TokenRoutes(tokens, new DatabaseHealth(store), ring, metrics, clientAddress).routes
   }
 }

@@ -5,11 +5,10 @@ import akka.http.scaladsl.model.headers.*
 import akka.http.scaladsl.testkit.{RouteTestTimeout, ScalatestRouteTest}
 import akka.stream.scaladsl.Source
 import akka.util.ByteString
-import java.sql.SQLTransientConnectionException
+import java.net.InetAddress
 import java.util.UUID
 import org.scalatest.matchers.should.Matchers
 import org.scalatest.wordspec.AnyWordSpec
-import scala.concurrent.Future
 import scala.concurrent.duration.*
 import spray.json.*
 
@@ -22,21 +21,14 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
     "$argon2id$v=19$m=19456,t=2,p=1$/aNuSw+NVpEX1i/cSRL/0Q$7ANI+9Bn7BQexYE+jCxcw3Ys0DheKsm8wAf+7WstZAs")
   private val broken = User(UUID.randomUUID(), "broken", "Broken Hash", "broken@example.com", "$bcrypt$2b$10$xyz")
 
-  /** In-memory users; `down` makes every call fail the way an unreachable database does. */
-  final class FakeUserRepository extends UserRepository {
-    @volatile var down = false
-    @volatile var lookups = List.empty[String]
-    private val byEmail = List(john, jane, broken).map(u => u.email -> u).toMap
-    private def unavailable = Future.failed(new DatabaseUnavailable(new SQLTransientConnectionException("pool timeout")))
-    override def findByEmail(email: String): Future[Option[User]] =
-      if (down) unavailable else { lookups = email :: lookups; Future.successful(byEmail.get(email.toLowerCase)) }
-    override def ping(): Future[Unit] = if (down) unavailable else Future.unit
-  }
-
-  private val repo = new FakeUserRepository
+  /** In-memory users and sessions; `down` makes every call fail the way an unreachable database does. */
+  private val repo = new InMemoryStore(List(john, jane, broken))
   private val routes = TestRoutes(repo, Vectors.metrics())
 
   private val InvalidGrant = """{"error":"invalid_grant","error_description":"invalid username or password"}"""
+  private val InvalidRefreshToken = """{"error":"invalid_grant","error_description":"invalid refresh token"}"""
+  private val TooManyFailedLogins =
+    """{"error":"temporarily_unavailable","error_description":"too many failed logins; try again later"}"""
 
   private def json(body: String) = HttpEntity(ContentTypes.`application/json`, body)
   private def form(body: String) = HttpEntity(ContentType(MediaTypes.`application/x-www-form-urlencoded`), ByteString(body))
@@ -55,13 +47,13 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
         contentType shouldBe ContentTypes.`application/json`
         header[`Cache-Control`].map(_.value) shouldBe Some("no-store")
         header("Pragma").map(_.value) shouldBe Some("no-cache")
-        bodyJson.keySet shouldBe Set("access_token", "id_token", "token_type", "expires_in")
+        bodyJson.keySet shouldBe Set("access_token", "id_token", "token_type", "expires_in", "refresh_token")
         bodyJson("token_type") shouldBe JsString("Bearer")
         bodyJson("expires_in") shouldBe JsNumber(600)
         // The contract's bytes: its member order, compact.
         val jwt = "[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+"
         responseAs[String] should fullyMatch regex
-          s"""\\{"access_token":"$jwt","id_token":"$jwt","token_type":"Bearer","expires_in":600\\}"""
+          s"""\\{"access_token":"$jwt","id_token":"$jwt","token_type":"Bearer","expires_in":600,"refresh_token":"[A-Za-z0-9_-]{43}"\\}"""
       }
     }
 
@@ -298,6 +290,172 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
     }
   }
 
+  private def login(request: HttpRequest = Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!"}""")),
+                    on: akka.http.scaladsl.server.Route = routes): Map[String, JsValue] = {
+    var body = Map.empty[String, JsValue]
+    request ~> on ~> check {
+      status shouldBe StatusCodes.OK
+      body = bodyJson
+    }
+    body
+  }
+  private def str(v: JsValue) = v.asInstanceOf[JsString].value
+  private def claim(token: JsValue, name: String) = com.nimbusds.jwt.SignedJWT.parse(str(token)).getJWTClaimsSet.getStringClaim(name)
+
+  "POST /token with the refresh grant" should {
+    "answer five members, a new refresh token and the session's sid, for JSON and form bodies" in {
+      val first = login()
+      val second = Post("/token", json(s"""{"grant_type":"refresh_token","refresh_token":"${str(first("refresh_token"))}"}""")) ~>
+        routes ~> check {
+          status shouldBe StatusCodes.OK
+          header[`Cache-Control`].map(_.value) shouldBe Some("no-store")
+          header("Pragma").map(_.value) shouldBe Some("no-cache")
+          bodyJson.keySet shouldBe Set("access_token", "id_token", "token_type", "expires_in", "refresh_token")
+          bodyJson
+        }
+      second("refresh_token") should not be first("refresh_token")
+      claim(second("access_token"), "sid") shouldBe claim(first("access_token"), "sid")
+      val third = login(Post("/token", form(s"grant_type=refresh_token&refresh_token=${str(second("refresh_token"))}&client_id=public")))
+      claim(third("id_token"), "sid") shouldBe claim(first("id_token"), "sid")
+    }
+
+    "refuse a malformed, unknown or reused token with exactly the refresh token's invalid_grant bytes" in {
+      val first = login()
+      val refresh = s"""{"grant_type":"refresh_token","refresh_token":"${str(first("refresh_token"))}"}"""
+      Post("/token", json(refresh)) ~> routes ~> check { status shouldBe StatusCodes.OK }
+      for (body <- List(refresh, // reused: the family is revoked
+             """{"grant_type":"refresh_token","refresh_token":"not-a-token"}""",
+             s"""{"grant_type":"refresh_token","refresh_token":"${"Z" * 43}"}"""))
+        Post("/token", json(body)) ~> routes ~> check {
+          withClue(body) {
+            status shouldBe StatusCodes.BadRequest
+            checkErrorShape()
+            responseAs[String] shouldBe InvalidRefreshToken
+          }
+        }
+    }
+
+    "answer 503 with Retry-After: 1 when the database is down" in {
+      repo.down = true
+      try
+        Post("/token", form(s"grant_type=refresh_token&refresh_token=${"A" * 43}")) ~> routes ~> check {
+          status shouldBe StatusCodes.ServiceUnavailable
+          header("Retry-After").map(_.value) shouldBe Some("1")
+          errorCode shouldBe "temporarily_unavailable"
+        }
+      finally repo.down = false
+    }
+  }
+
+  "POST /revoke" should {
+    "answer 200, empty, no-store, for a refresh token (its family revoked), an access token or any string" in {
+      val first = login()
+      val token = str(first("refresh_token"))
+      for (entity <- List(json(s"""{"token":"$token"}"""), form(s"token=$token&token_type_hint=refresh_token"),
+             json(s"""{"token":${first("access_token")}}"""), form("token=whatever")))
+        Post("/revoke", entity) ~> routes ~> check {
+          status shouldBe StatusCodes.OK
+          header[`Cache-Control`].map(_.value) shouldBe Some("no-store")
+          responseAs[String] shouldBe ""
+        }
+      Post("/token", json(s"""{"grant_type":"refresh_token","refresh_token":"$token"}""")) ~> routes ~> check {
+        responseAs[String] shouldBe InvalidRefreshToken
+      }
+    }
+
+    "answer 400 invalid_request for a missing, empty, non-string or repeated token; 415 and 413 as /token" in {
+      for (entity <- List(json("{}"), json("""{"token":""}"""), json("""{"token":5}"""), json("""{"token":null}"""), json("[1]"),
+             form(""), form("token="), form("token=a&token=b")))
+        Post("/revoke", entity) ~> routes ~> check {
+          withClue(entity) {
+            status shouldBe StatusCodes.BadRequest
+            checkErrorShape()
+            errorCode shouldBe "invalid_request"
+          }
+        }
+      Post("/revoke", HttpEntity(ContentTypes.`text/plain(UTF-8)`, "token=x")) ~> routes ~> check {
+        status shouldBe StatusCodes.UnsupportedMediaType
+        checkErrorShape()
+      }
+      Post("/revoke", form("token=" + "a" * 9000)) ~> routes ~> check {
+        status shouldBe StatusCodes.ContentTooLarge
+        checkErrorShape()
+      }
+    }
+
+    "answer 503 with Retry-After: 1 when the database cannot be asked" in {
+      repo.down = true
+      try
+        Post("/revoke", json(s"""{"token":"${"A" * 43}"}""")) ~> routes ~> check {
+          status shouldBe StatusCodes.ServiceUnavailable
+          checkErrorShape()
+          header("Retry-After").map(_.value) shouldBe Some("1")
+        }
+      finally repo.down = false
+    }
+  }
+
+  "the login limits over HTTP" should {
+    def from(ip: String) = addAttribute(AttributeKeys.remoteAddress, RemoteAddress(InetAddress.getByName(ip)))
+
+    "lock the socket's peer after its failures: 429, Retry-After, no-store, the contract's bytes" in {
+      val limited = TestRoutes(repo, Vectors.metrics(), addresses = new AddressLimiter(2, 300))
+      for (_ <- 1 to 2)
+        Post("/token", json("""{"username":"john@example.com","password":"wrong"}""")) ~> from("192.0.2.1") ~> limited ~> check {
+          responseAs[String] shouldBe InvalidGrant
+        }
+      Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!"}""")) ~> from("192.0.2.1") ~> limited ~> check {
+        status shouldBe StatusCodes.TooManyRequests
+        checkErrorShape()
+        header("Retry-After").map(_.value.toInt).getOrElse(0) should (be >= 299 and be <= 300)
+        responseAs[String] shouldBe TooManyFailedLogins
+      }
+      Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!"}""")) ~> from("192.0.2.2") ~> limited ~> check {
+        status shouldBe StatusCodes.OK
+      }
+      // The refresh grant is not limited.
+      val tokens = login(Post("/token", json("""{"username":"jane@example.com","password":"CorrectHorse9!"}""")), limited)
+      Post("/token", json(s"""{"grant_type":"refresh_token","refresh_token":"${str(tokens("refresh_token"))}"}""")) ~>
+        from("192.0.2.1") ~> limited ~> check { status shouldBe StatusCodes.OK }
+    }
+
+    "take the address from Fly-Client-IP only when proxy headers are trusted" in {
+      val addresses = new AddressLimiter(1, 300)
+      val trusting = TestRoutes(repo, Vectors.metrics(), addresses = addresses, clientAddress = new ClientAddress(true))
+      Post("/token", json("""{"username":"ghost@example.com","password":"x"}""")) ~> from("10.0.0.1") ~>
+        addHeader(RawHeader("Fly-Client-IP", "203.0.113.5")) ~> trusting ~> check { status shouldBe StatusCodes.BadRequest }
+      addresses.lockedFor(InetAddress.getByName("203.0.113.5")) shouldBe defined
+      addresses.lockedFor(InetAddress.getByName("10.0.0.1")) shouldBe None
+    }
+
+    "answer 429 for a locked username" in {
+      val store = new InMemoryStore(List(john), maxFailures = 1)
+      val locking = TestRoutes(store, Vectors.metrics())
+      Post("/token", form("grant_type=password&username=john%40example.com&password=nope")) ~> locking ~> check {
+        responseAs[String] shouldBe InvalidGrant
+      }
+      Post("/token", form("grant_type=password&username=john%40example.com&password=TopSecret0%21")) ~> locking ~> check {
+        status shouldBe StatusCodes.TooManyRequests
+        checkErrorShape()
+        header("Retry-After") shouldBe defined
+        responseAs[String] shouldBe TooManyFailedLogins
+      }
+    }
+
+    "shed an argon2id check with the database's 503 and Retry-After: 1 when no permit is free" in {
+      val shedding = TestRoutes(repo, Vectors.metrics(), checks = new PasswordCheckLimiter(0))
+      Post("/token", json("""{"username":"jane@example.com","password":"CorrectHorse9!"}""")) ~> shedding ~> check {
+        status shouldBe StatusCodes.ServiceUnavailable
+        checkErrorShape()
+        header("Retry-After").map(_.value) shouldBe Some("1")
+        responseAs[String] shouldBe ApiError.temporarilyUnavailable.response.entity.asInstanceOf[HttpEntity.Strict].data.utf8String
+      }
+      Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!"}""")) ~> shedding ~> check {
+        status shouldBe StatusCodes.OK // legacy HMAC checks are not bounded
+      }
+    }
+  }
+
   "methods and paths" should {
     val Foo = HttpMethod.custom("FOO")
     val Query = HttpMethod.custom("QUERY")
@@ -305,12 +463,13 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
     // akka-http's model cannot hold a TRACE with content (its parser refuses one before routing).
     def entities(method: HttpMethod) = if (method.isEntityAccepted) List(HttpEntity.Empty, body) else List(HttpEntity.Empty)
 
-    "answer 405 with Allow: POST on /token to every other method, with or without a body" in {
-      for (method <- List(HttpMethods.GET, HttpMethods.PUT, HttpMethods.DELETE, HttpMethods.PATCH,
+    "answer 405 with Allow: POST on /token and /revoke to every other method, with or without a body" in {
+      for (path <- List("/token", "/revoke");
+           method <- List(HttpMethods.GET, HttpMethods.PUT, HttpMethods.DELETE, HttpMethods.PATCH,
              HttpMethods.OPTIONS, HttpMethods.TRACE, Foo, Query);
            entity <- entities(method))
-        HttpRequest(method, "/token", entity = entity) ~> routes ~> check {
-          withClue(s"$method ${entity.contentLengthOption}") {
+        HttpRequest(method, path, entity = entity) ~> routes ~> check {
+          withClue(s"$method $path ${entity.contentLengthOption}") {
             status shouldBe StatusCodes.MethodNotAllowed
             header[Allow].map(_.value) shouldBe Some("POST")
             checkErrorShape()
@@ -318,10 +477,11 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
           }
         }
       // HEAD: the same status and headers (the server drops the body of a HEAD answer).
-      Head("/token") ~> routes ~> check {
-        status shouldBe StatusCodes.MethodNotAllowed
-        header[Allow].map(_.value) shouldBe Some("POST")
-      }
+      for (path <- List("/token", "/revoke"))
+        Head(path) ~> routes ~> check {
+          status shouldBe StatusCodes.MethodNotAllowed
+          header[Allow].map(_.value) shouldBe Some("POST")
+        }
     }
 
     "answer GET and HEAD on the read-only endpoints, 405 with Allow: GET, HEAD to anything else" in {
@@ -347,7 +507,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
     }
 
     "answer 404 {\"error\":\"not_found\"} for unknown paths, whatever the method" in {
-      for (path <- List("/", "/nope", "/token/", "/health/", "/health/live/x", "/TOKEN");
+      for (path <- List("/", "/nope", "/token/", "/revoke/", "/health/", "/health/live/x", "/TOKEN");
            method <- List(HttpMethods.GET, HttpMethods.POST, HttpMethods.DELETE, HttpMethods.OPTIONS, Foo, Query))
         HttpRequest(method, path, entity = body) ~> routes ~> check {
           withClue(s"$method $path") {
@@ -387,7 +547,9 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
           "issuer" -> JsString("http://localhost:8080"),
           "token_endpoint" -> JsString("http://localhost:8080/token"),
           "jwks_uri" -> JsString("http://localhost:8080/.well-known/jwks.json"),
-          "grant_types_supported" -> strings("password"),
+          "grant_types_supported" -> strings("password", "refresh_token"),
+          "revocation_endpoint" -> JsString("http://localhost:8080/revoke"),
+          "revocation_endpoint_auth_methods_supported" -> strings("none"),
           "response_types_supported" -> JsArray(),
           "subject_types_supported" -> strings("public"),
           "id_token_signing_alg_values_supported" -> strings("RS256"),

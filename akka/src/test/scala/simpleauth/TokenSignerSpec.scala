@@ -40,7 +40,7 @@ class TokenSignerSpec extends AnyWordSpec with Matchers {
     "issue tokens with every dev key that verify with its public key, with the contract's headers" in {
       for (k <- Vectors.keys) withClue(k.file) {
         val key = Vectors.signingKey(k.file)
-        val pair = signerOf(key).issue(user, "public")
+        val pair = signerOf(key).issue(user, "public", UUID.randomUUID())
         val access = SignedJWT.parse(pair.accessToken)
         val id = SignedJWT.parse(pair.idToken)
         Vectors.verifies(pair.accessToken, key) shouldBe true
@@ -61,7 +61,8 @@ class TokenSignerSpec extends AnyWordSpec with Matchers {
     }
 
     "issue tokens with exactly the contract's claims" in {
-      val pair = signer.issue(user, "my-client")
+      val session = UUID.randomUUID()
+      val pair = signer.issue(user, "my-client", session)
       pair.expiresIn shouldBe 600
       val access = SignedJWT.parse(pair.accessToken)
       val id = SignedJWT.parse(pair.idToken)
@@ -79,7 +80,8 @@ class TokenSignerSpec extends AnyWordSpec with Matchers {
         c("exp").asInstanceOf[Number].longValue shouldBe now.getEpochSecond + 600
       }
       a("client_id") shouldBe "my-client"
-      a("sid") shouldBe i("sid")
+      a("sid") shouldBe session.toString // the session: the refresh-token family
+      i("sid") shouldBe session.toString
       a("jti") should not be i("jti")
       UUID.fromString(a("sid").toString)
       UUID.fromString(a("jti").toString)
@@ -90,10 +92,11 @@ class TokenSignerSpec extends AnyWordSpec with Matchers {
       i("at_hash") shouldBe TokenSigner.atHash(pair.accessToken, KeyAlgorithm.RS256)
     }
 
-    "use a fresh sid and jti for every call" in {
-      val one = SignedJWT.parse(signer.issue(user, "public").accessToken).getJWTClaimsSet
-      val two = SignedJWT.parse(signer.issue(user, "public").accessToken).getJWTClaimsSet
-      one.getClaim("sid") should not be two.getClaim("sid")
+    "use a fresh jti for every call, and the sid it is given" in {
+      val session = UUID.randomUUID()
+      val one = SignedJWT.parse(signer.issue(user, "public", session).accessToken).getJWTClaimsSet
+      val two = SignedJWT.parse(signer.issue(user, "public", session).accessToken).getJWTClaimsSet
+      one.getClaim("sid") shouldBe two.getClaim("sid")
       one.getJWTID should not be two.getJWTID
     }
   }

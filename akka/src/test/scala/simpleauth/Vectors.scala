@@ -55,6 +55,20 @@ object Vectors {
       (str(f, "alg"), str(f, "access_token"), str(f, "at_hash"))
     }
 
+  /** `refresh_tokens.valid`: (the 32 bytes, the token, its SHA-256), hex where bytes. */
+  lazy val validRefreshTokens: Vector[(String, String, String)] =
+    json.fields("refresh_tokens").asJsObject.fields("valid").asInstanceOf[JsArray].elements.map { v =>
+      val f = v.asJsObject.fields
+      (str(f, "bytes_hex"), str(f, "token"), str(f, "sha256_hex"))
+    }
+
+  /** `refresh_tokens.malformed`: (name, token). */
+  lazy val malformedRefreshTokens: Vector[(String, String)] =
+    json.fields("refresh_tokens").asJsObject.fields("malformed").asInstanceOf[JsArray].elements.map { v =>
+      val f = v.asJsObject.fields
+      (str(f, "name"), str(f, "token"))
+    }
+
   def pem(relative: String): String =
     new String(Files.readAllBytes(specDir.resolve(relative)), StandardCharsets.US_ASCII)
 

@@ -74,7 +74,7 @@ object SignBench {
     val warmupStart = System.nanoTime()
     var warmupChars = 0L
     while (System.nanoTime() - warmupStart < warmupNanos) {
-      val pair = signer.issue(user, SampleClientId)
+      val pair = signer.issue(user, SampleClientId, UUID.randomUUID())
       warmupChars += pair.accessToken.length + pair.idToken.length
     }
 
@@ -86,7 +86,7 @@ object SignBench {
     val start = System.nanoTime()
     var elapsed = 0L
     while ({
-      last = signer.issue(user, SampleClientId)
+      last = signer.issue(user, SampleClientId, UUID.randomUUID())
       chars += last.accessToken.length + last.idToken.length
       pairs += 1
       elapsed = System.nanoTime() - start

@@ -37,7 +37,7 @@ class SignBenchSpec extends AnyWordSpec with Matchers {
     }
 
     "report one JSON line with the four fields" in {
-      val pair = signer.issue(SignBench.SampleUser, SignBench.SampleClientId)
+      val pair = signer.issue(SignBench.SampleUser, SignBench.SampleClientId, java.util.UUID.randomUUID())
       val line = SignBench.Result(1234, 3.0005, 2.9, 42, pair).jsonLine("AmazonCorrettoCryptoProvider 2.5.0")
       line should not include "\n"
       JsonParser(line).asJsObject.fields shouldBe Map(

@@ -1,0 +1,80 @@
+package simpleauth
+
+import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
+import java.sql.{Connection, SQLException, SQLNonTransientConnectionException, SQLTransientConnectionException}
+import scala.concurrent.{ExecutionContext, Future}
+
+object JdbcDatabase {
+  def dataSource(settings: Settings): HikariDataSource = {
+    val config = new HikariConfig()
+    config.setPoolName("simple-auth")
+    config.setJdbcUrl(settings.database.jdbcUrl)
+    settings.database.user.foreach(config.setUsername)
+    settings.database.password.foreach(config.setPassword)
+    settings.database.tls.foreach(config.addDataSourceProperty(_, _))
+    config.setMaximumPoolSize(settings.dbPoolSize)
+    config.setMinimumIdle(settings.dbPoolSize) // fixed-size pool: no connect on the hot path
+    config.setConnectionTimeout(settings.dbAcquireTimeoutMs)
+    config.setValidationTimeout(math.max(250L, math.min(settings.dbAcquireTimeoutMs, 1000L)))
+    config.setInitializationFailTimeout(-1) // start while the database is down
+    config.setAutoCommit(true) // every statement of §7 is one statement, so its own transaction
+    // Server-side prepared statements from the first execution, cached per connection.
+    config.addDataSourceProperty("prepareThreshold", "1")
+    config.addDataSourceProperty("preparedStatementCacheQueries", "16")
+    config.addDataSourceProperty("connectTimeout", "5")
+    config.addDataSourceProperty("socketTimeout", "30")
+    config.addDataSourceProperty("tcpKeepAlive", "true")
+    config.addDataSourceProperty("ApplicationName", "simple-auth-akka")
+    new HikariDataSource(config)
+  }
+
+  /** Connection-level failures (class 08, shutdown) mean "unavailable", not "bug". */
+  def isUnavailable(e: Throwable): Boolean = e match {
+    case _: SQLTransientConnectionException | _: SQLNonTransientConnectionException => true
+    case s: SQLException =>
+      val state = Option(s.getSQLState).getOrElse("")
+      state.startsWith("08") || state == "57P01" || state == "57P02" || state == "57P03"
+    case _ => false
+  }
+}
+
+/**
+ * JDBC through HikariCP, shared by the repositories. Every call blocks, so it runs on `blockingEc`, the
+ * dedicated database dispatcher sized to the pool, never on akka's default dispatcher; [[OutageGate]] bounds how
+ * long calls queue for it. A trial call (the first after an outage) opens a plain connection first and renews
+ * the pool when it succeeds ([[ConnectionSource]]).
+ */
+final class JdbcDatabase(source: ConnectionSource, acquireTimeoutMs: Long)(using blockingEc: ExecutionContext) {
+  import JdbcDatabase.*
+
+  private val gate = new OutageGate(acquireTimeoutMs)
+
+  /**
+   * The pool gauges: HikariCP's counts; `pending` is every caller waiting for a connection, those still
+   * queued for a database thread (one per connection) and those waiting inside HikariCP.
+   */
+  val poolStatistics: PoolStatistics = new PoolStatistics {
+    private def mx = source.pool.getHikariPoolMXBean
+    def active: Int = Option(mx).fold(0)(_.getActiveConnections)
+    def idle: Int = Option(mx).fold(0)(_.getIdleConnections)
+    def pending: Int = gate.waiting + Option(mx).fold(0)(_.getThreadsAwaitingConnection)
+    def max: Int = source.pool.getMaximumPoolSize
+  }
+
+  /** `body` with a pooled connection, on the database dispatcher; fails with [[DatabaseUnavailable]] in an outage. */
+  def call[A](body: Connection => A): Future[A] = {
+    val submitted = gate.enter()
+    Future {
+      gate.run(submitted) { trial =>
+        try {
+          if (trial) {
+            if (!source.reachable()) throw new SQLTransientConnectionException("database unreachable", "08001")
+            source.renew()
+          }
+          val conn = source.pool.getConnection()
+          try body(conn) finally conn.close()
+        } catch { case e: SQLException if isUnavailable(e) => throw new DatabaseUnavailable(e) }
+      }
+    }
+  }
+}
