@@ -8,7 +8,7 @@ import zio.json.*
  * The HTTP surface: the endpoints plus explicit 404/405 answers for every other method and path. The login itself
  * is `TokenService`'s; here requests are parsed and answers written.
  */
-final class Api(draining: Draining):
+final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
   import Api.{*, given}
   import RequestBody.{closeUnless, drain, hasBody}
 
@@ -28,6 +28,7 @@ final class Api(draining: Draining):
   val routes: Routes[Env, Nothing] =
     val served = Routes.fromIterable(
       Route.route(Method.POST / "token")(handler((req: Request) => tokenEndpoint(req))) ::
+        Route.route(Method.POST / "revoke")(handler((req: Request) => exactly("/revoke", req)(revoke(req)))) ::
         readOnly(_ / "health", "/health")(health) :::
         readOnly(_ / "health" / "live", "/health/live")(ZIO.succeed(healthUp)) :::
         readOnly(_ / ".well-known" / "jwks.json", "/.well-known/jwks.json")(jwks) :::
@@ -57,16 +58,27 @@ final class Api(draining: Draining):
       kind    <- ZIO.fromOption(TokenRequest.kindOf(req.rawHeader("content-type"))).orElseFail(ApiError.UnsupportedMediaType)
       body    <- RequestBody.read(req)
       request <- ZIO.fromEither(TokenRequest.parse(kind, body))
-      pair    <- TokenService.issue(request)
-    yield Response(
-      Status.Ok,
-      Headers(
-        Header.ContentType(MediaType.application.json),
-        Header.CacheControl.NoStore,
-        Header.Custom("Pragma", "no-cache")
-      ),
-      Body.fromArray(TokenResponse(pair.accessToken, pair.idToken, "Bearer", pair.expiresIn).toJson.getBytes(utf8))
-    )
+      issued  <- TokenService.issue(request, ClientAddress.of(req, trustProxyHeaders))
+    yield
+      val pair = issued.pair
+      Response(
+        Status.Ok,
+        Headers(
+          Header.ContentType(MediaType.application.json),
+          Header.CacheControl.NoStore,
+          Header.Custom("Pragma", "no-cache")
+        ),
+        Body.fromArray(TokenResponse(pair.accessToken, pair.idToken, "Bearer", pair.expiresIn, issued.refreshToken).toJson.getBytes(utf8))
+      )
+
+  /** `POST /revoke` (RFC 7009): 200 with an empty body whatever the token was, so the answer tells nothing. */
+  private def revoke(req: Request): ZIO[TokenService, ApiError, Response] =
+    for
+      kind    <- ZIO.fromOption(TokenRequest.kindOf(req.rawHeader("content-type"))).orElseFail(ApiError.UnsupportedMediaType)
+      body    <- RequestBody.read(req)
+      request <- ZIO.fromEither(TokenRequest.parseRevoke(kind, body))
+      _       <- TokenService.revoke(request)
+    yield revoked
 
   private val health: URIO[DatabaseHealth, Response] =
     ZIO.serviceWithZIO[DatabaseHealth](_.isUp).map(up => if up then healthUp else healthDown)
@@ -142,7 +154,7 @@ final class Api(draining: Draining):
 object Api:
   type Env = TokenService & DatabaseHealth & TokenSigner
 
-  final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long)
+  final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long, refresh_token: String)
   given JsonEncoder[TokenResponse] = DeriveJsonEncoder.gen[TokenResponse]
 
   /** Paths we serve and the `Allow` value of their 405. */
@@ -150,6 +162,7 @@ object Api:
   private val AllowGet  = "GET, HEAD"
   private val knownPaths: Map[String, String] = Map(
     "/token"                 -> AllowPost,
+    "/revoke"                -> AllowPost,
     "/health"                -> AllowGet,
     "/health/live"           -> AllowGet,
     "/.well-known/jwks.json" -> AllowGet,
@@ -158,6 +171,8 @@ object Api:
   )
 
   private val utf8 = java.nio.charset.StandardCharsets.UTF_8
+
+  private val revoked = Response(Status.Ok, Headers(Header.CacheControl.NoStore), Body.empty)
 
   private val healthUp = Response(
     Status.Ok,

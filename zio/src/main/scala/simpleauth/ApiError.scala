@@ -7,13 +7,19 @@ import zio.json.*
 enum ApiError:
   case InvalidRequest(description: String)
   case UnsupportedGrantType
+  /** A password grant refused: unknown user, wrong password, unusable stored hash — the same bytes for each. */
   case InvalidGrant
+  /** A refresh grant refused (§7): unknown, malformed, expired, used, revoked, another client's, a disabled user's. */
+  case InvalidRefreshToken
+  /** Too many failed logins for the username or from the client address (§8): 429 with `Retry-After`. */
+  case TooManyFailedLogins(retryAfterSeconds: Long)
   /** `drained`: the whole body was read, so the connection can be kept. */
   case PayloadTooLarge(drained: Boolean)
   case UnsupportedMediaType
   /** `allow`: the `Allow` header's value, `POST` or `GET, HEAD`. */
   case MethodNotAllowed(allow: String)
   case NotFound
+  /** The database cannot be asked, or a password check was shed (§8): 503 with `Retry-After: 1`. */
   case TemporarilyUnavailable
   case ServerError
 
@@ -34,8 +40,10 @@ object ApiError:
 
   // Fixed bodies are rendered once.
   private val invalidGrantBytes = body("invalid_grant", "invalid username or password")
+  private val invalidRefresh    = body("invalid_grant", "invalid refresh token")
+  private val tooManyFailures   = body("temporarily_unavailable", "too many failed logins; try again later")
   private val notFoundBytes     = """{"error":"not_found"}""".getBytes(java.nio.charset.StandardCharsets.UTF_8)
-  private val unsupportedGrant  = body("unsupported_grant_type", "grant_type must be password")
+  private val unsupportedGrant  = body("unsupported_grant_type", "grant_type must be password or refresh_token")
   private val tooLarge          = body("invalid_request", "request body larger than 8192 bytes")
   private val mediaType         = body("invalid_request", "Content-Type must be application/json or application/x-www-form-urlencoded")
   private val methodNotAllowed  = body("invalid_request", "method not allowed")
@@ -47,6 +55,8 @@ object ApiError:
       case InvalidRequest(d)      => json(Status.BadRequest, body("invalid_request", d))
       case UnsupportedGrantType   => json(Status.BadRequest, unsupportedGrant)
       case InvalidGrant           => json(Status.BadRequest, invalidGrantBytes)
+      case InvalidRefreshToken    => json(Status.BadRequest, invalidRefresh)
+      case TooManyFailedLogins(s) => json(Status.TooManyRequests, tooManyFailures, Header.Custom("Retry-After", math.max(1L, s).toString))
       case PayloadTooLarge(_)     => json(Status.RequestEntityTooLarge, tooLarge)
       case UnsupportedMediaType   => json(Status.UnsupportedMediaType, mediaType)
       case MethodNotAllowed(allow) => json(Status.MethodNotAllowed, methodNotAllowed, Header.Custom("Allow", allow))

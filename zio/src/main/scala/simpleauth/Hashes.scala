@@ -20,10 +20,31 @@ object Hashes:
   private val MaxIterations = 64
   private val MaxLanes = 64
 
+  /** A stored hash, parsed: what a check needs, nothing computed yet. */
+  enum Parsed:
+    case Hmac(salt: Array[Byte], expected: Array[Byte])
+    case Argon2id(m: Int, t: Int, p: Int, salt: Array[Byte], expected: Array[Byte])
+
   def verify(password: String, stored: String): Verification =
-    if stored.startsWith("$argon2id$") then verifyArgon2id(password, stored)
-    else if stored.startsWith("$hmac-sha256$") then verifyHmac(password, stored)
-    else Verification.Unusable("unknown hash scheme")
+    parse(stored) match
+      case Left(reason) => Verification.Unusable(reason)
+      case Right(Parsed.Hmac(salt, expected)) =>
+        val mac = Mac.getInstance("HmacSHA256")
+        mac.init(new SecretKeySpec(salt, "HmacSHA256"))
+        result(MessageDigest.isEqual(mac.doFinal(password.getBytes(UTF_8)), expected))
+      case Right(Parsed.Argon2id(m, t, p, salt, expected)) =>
+        result(MessageDigest.isEqual(argon2id(password.getBytes(UTF_8), salt, m, t, p, expected.length), expected))
+
+  /**
+   * Why no password could ever match this stored hash (a disabled user's `$disabled$` marker, an unknown scheme, a
+   * malformed string), without computing anything: a check of it would count `unusable` (§4, §7).
+   */
+  def unusable(stored: String): Option[String] = parse(stored).left.toOption
+
+  def parse(stored: String): Either[String, Parsed] =
+    if stored.startsWith("$argon2id$") then parseArgon2id(stored)
+    else if stored.startsWith("$hmac-sha256$") then parseHmac(stored)
+    else Left("unknown hash scheme")
 
   /** Strict standard Base64: the text must be exactly the canonical encoding of what it decodes to. */
   private def decode(s: String, padded: Boolean): Option[Array[Byte]] =
@@ -36,38 +57,34 @@ object Hashes:
   private def result(ok: Boolean) = if ok then Verification.Match else Verification.Mismatch
 
   // $hmac-sha256$<salt>$<hash>
-  private def verifyHmac(password: String, stored: String): Verification =
+  private def parseHmac(stored: String): Either[String, Parsed] =
     stored.split("\\$", -1) match
       case Array("", "hmac-sha256", saltB64, hashB64) =>
         (decode(saltB64, padded = true), decode(hashB64, padded = true)) match
-          case (Some(salt), Some(expected)) if expected.length == 32 =>
-            val mac = Mac.getInstance("HmacSHA256")
-            mac.init(new SecretKeySpec(salt, "HmacSHA256"))
-            result(MessageDigest.isEqual(mac.doFinal(password.getBytes(UTF_8)), expected))
-          case _ => Verification.Unusable("legacy hash: bad base64 salt or hash")
-      case _ => Verification.Unusable("legacy hash: expected $hmac-sha256$<salt>$<hash>")
+          case (Some(salt), Some(expected)) if expected.length == 32 => Right(Parsed.Hmac(salt, expected))
+          case _ => Left("legacy hash: bad base64 salt or hash")
+      case _ => Left("legacy hash: expected $hmac-sha256$<salt>$<hash>")
 
   private val ParamsPattern = """m=(\d{1,10}),t=(\d{1,10}),p=(\d{1,10})""".r
 
   // $argon2id$v=19$m=<KiB>,t=<iterations>,p=<lanes>$<salt>$<hash>
-  private def verifyArgon2id(password: String, stored: String): Verification =
+  private def parseArgon2id(stored: String): Either[String, Parsed] =
     stored.split("\\$", -1) match
       case Array("", "argon2id", version, params, saltB64, hashB64) =>
-        if version != s"v=$ArgonVersion" then Verification.Unusable("argon2id hash: unsupported version")
+        if version != s"v=$ArgonVersion" then Left("argon2id hash: unsupported version")
         else
           params match
             case ParamsPattern(ms, ts, ps) =>
               val (m, t, p) = (ms.toLong, ts.toLong, ps.toLong)
               if p < 1 || p > MaxLanes || t < 1 || t > MaxIterations || m < 8 * p || m > MaxMemoryKiB then
-                Verification.Unusable("argon2id hash: parameters out of range")
+                Left("argon2id hash: parameters out of range")
               else
                 (decode(saltB64, padded = false), decode(hashB64, padded = false)) match
                   case (Some(salt), Some(expected)) if salt.length >= 8 && expected.length >= 4 =>
-                    val actual = argon2id(password.getBytes(UTF_8), salt, m.toInt, t.toInt, p.toInt, expected.length)
-                    result(MessageDigest.isEqual(actual, expected))
-                  case _ => Verification.Unusable("argon2id hash: bad base64 salt or hash")
-            case _ => Verification.Unusable("argon2id hash: bad parameters")
-      case _ => Verification.Unusable("argon2id hash: expected $argon2id$v=19$m=..,t=..,p=..$<salt>$<hash>")
+                    Right(Parsed.Argon2id(m.toInt, t.toInt, p.toInt, salt, expected))
+                  case _ => Left("argon2id hash: bad base64 salt or hash")
+            case _ => Left("argon2id hash: bad parameters")
+      case _ => Left("argon2id hash: expected $argon2id$v=19$m=..,t=..,p=..$<salt>$<hash>")
 
   def argon2id(password: Array[Byte], salt: Array[Byte], m: Int, t: Int, p: Int, length: Int): Array[Byte] =
     val params = new Argon2Parameters.Builder(Argon2Parameters.ARGON2_id)

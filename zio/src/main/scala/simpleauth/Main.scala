@@ -50,7 +50,9 @@ object Main extends ZIOAppDefault:
       ZLayer.succeed(cfg),
       Database.live,
       UserRepository.live,
+      SessionRepository.live,
       DatabaseHealth.live,
+      AddressLimiter.live,
       PasswordVerifier.live,
       UnusableHashLog.live,
       TokenSigner.live,
@@ -60,7 +62,7 @@ object Main extends ZIOAppDefault:
   private def program(cfg: Settings, stop: Promise[Nothing, Unit], hangups: Queue[Unit]): ZIO[Api.Env & Server, SettingsError, Unit] =
     val draining = Draining()
     for
-      port <- Api(draining).install.catchAllDefect(t =>
+      port <- Api(draining, cfg.limits.trustProxyHeaders).install.catchAllDefect(t =>
                 ZIO.fail(SettingsError(s"cannot listen on ${cfg.host}:${cfg.port}: ${t.getMessage}"))
               )
       keys <- ZIO.serviceWithZIO[TokenSigner](_.keys)

@@ -24,6 +24,7 @@ object Metrics:
   private val tokenTooLarge       = tokenRequests(413, "invalid_request")
   private val tokenMediaType      = tokenRequests(415, "invalid_request")
   private val tokenUnavailable    = tokenRequests(503, "temporarily_unavailable")
+  private val tokenTooMany        = tokenRequests(429, "temporarily_unavailable")
   private val tokenServerError    = tokenRequests(500, "server_error")
   private val tokenNotAllowed     = tokenRequests(405, "invalid_request")
   private val tokenNotFound       = tokenRequests(404, "not_found")
@@ -34,6 +35,8 @@ object Metrics:
       case None                                 => tokenOk
       case Some(ApiError.InvalidRequest(_))     => tokenInvalidRequest
       case Some(ApiError.InvalidGrant)          => tokenInvalidGrant
+      case Some(ApiError.InvalidRefreshToken)   => tokenInvalidGrant
+      case Some(ApiError.TooManyFailedLogins(_)) => tokenTooMany
       case Some(ApiError.UnsupportedGrantType)  => tokenUnsupported
       case Some(ApiError.PayloadTooLarge(_))    => tokenTooLarge
       case Some(ApiError.UnsupportedMediaType)  => tokenMediaType
@@ -100,6 +103,24 @@ object Metrics:
   /** The two counters' values (success, failure), for tests. */
   val keyReloadCounts: UIO[(Double, Double)] = keyReloadSuccess.value.map(_.count) <*> keyReloadFailure.value.map(_.count)
 
+  // ---------------------------------------------------------------- limits and reuse (§7, §8)
+
+  /** Why a request was refused by a limit, or a family revoked: the `reason` label of `simpleauth_rejections_total`. */
+  enum Rejection(val label: String):
+    case UsernameLocked extends Rejection("username_locked")
+    case AddressLocked  extends Rejection("address_locked")
+    case Overload       extends Rejection("overload")
+    case RefreshReuse   extends Rejection("refresh_reuse")
+
+  private val rejections: Map[Rejection, Metric.Counter[Long]] =
+    Rejection.values.map(r => r -> Metric.counter("simpleauth_rejections_total").tagged(MetricLabel("reason", r.label))).toMap
+
+  /** One per 429 of either lock, per 503 of the overload limit, per family revoked for reuse. */
+  def rejected(reason: Rejection): UIO[Unit] = rejections(reason).increment
+
+  /** A reason's count, for tests. */
+  def rejectionCount(reason: Rejection): UIO[Double] = rejections(reason).value.map(_.count)
+
   // ---------------------------------------------------------------- pool
 
   private val poolActive  = Metric.gauge("simpleauth_db_pool_connections").tagged(MetricLabel("state", "active"))
@@ -122,8 +143,8 @@ object Metrics:
    */
   private val contractSeries: UIO[Unit] =
     ZIO.foreachDiscard(
-      List(tokenOk, tokenInvalidRequest, tokenInvalidGrant, tokenUnsupported, tokenTooLarge, tokenMediaType, tokenUnavailable) ++
-        checks.values ++ List(dummyCheck, keyReloadSuccess, keyReloadFailure)
+      List(tokenOk, tokenInvalidRequest, tokenInvalidGrant, tokenUnsupported, tokenTooLarge, tokenMediaType, tokenUnavailable,
+        tokenTooMany) ++ checks.values ++ List(dummyCheck, keyReloadSuccess, keyReloadFailure) ++ rejections.values
     )(_.value) *> tokenRequestHistogram.value *> tokenSigningHistogram.value.unit
 
   /** The pool sampled, then every metric of this runtime's registry as Prometheus text (format 0.0.4). */

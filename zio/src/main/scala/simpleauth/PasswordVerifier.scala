@@ -7,48 +7,59 @@ trait PasswordVerifier:
   /**
    * One check, counted in the metrics. An unusable stored hash (a disabled user's `$disabled$` marker, an unknown
    * scheme) costs the unknown user's decoy argon2id run before `Unusable` is returned, so such an account answers
-   * no sooner than an unknown user; it is counted once, as `unusable`.
+   * no sooner than an unknown user; it is counted once, as `unusable`. Fails with `TemporarilyUnavailable` when an
+   * argon2id run is shed (§8, counted as `overload`).
    */
-  def verify(password: String, storedHash: String): UIO[Verification]
+  def verify(password: String, storedHash: String): IO[ApiError, Verification]
   /** The same work as a real argon2id check, for an unknown user (no user enumeration by timing); counted as `dummy`. */
-  def verifyUnknownUser(password: String): UIO[Unit]
+  def verifyUnknownUser(password: String): IO[ApiError, Unit]
 
 object PasswordVerifier:
-  def verify(password: String, storedHash: String): URIO[PasswordVerifier, Verification] =
+  def verify(password: String, storedHash: String): ZIO[PasswordVerifier, ApiError, Verification] =
     ZIO.serviceWithZIO[PasswordVerifier](_.verify(password, storedHash))
 
-  /** One verification per core at a time: argon2id is CPU-bound and takes m KiB (19 MiB) per run. */
-  val live: ULayer[PasswordVerifier] = ZLayer {
+  /**
+   * One verification per core at a time: argon2id is CPU-bound and takes m KiB (19 MiB) per run. At most
+   * `MAX_PASSWORD_CHECKS` are admitted at once, running or waiting for a core.
+   */
+  val live: URLayer[Settings, PasswordVerifier] = ZLayer {
     for
-      permits <- ZIO.succeed(java.lang.Runtime.getRuntime.availableProcessors())
-      limit   <- Semaphore.make(permits.toLong)
-      decoy   <- ZIO.attemptBlocking(Hashes.newDummyArgon2id()).orDie
-    yield Live(decoy, limit)
+      cfg       <- ZIO.service[Settings]
+      permits   <- ZIO.succeed(java.lang.Runtime.getRuntime.availableProcessors())
+      cores     <- Semaphore.make(permits.toLong)
+      admission <- OverloadLimiter.make(cfg.limits.maxPasswordChecks)
+      decoy     <- ZIO.attemptBlocking(Hashes.newDummyArgon2id()).orDie
+    yield Live(decoy, cores, admission)
   }
 
   /**
    * argon2id runs on ZIO's blocking pool (never on Netty's event loop or ZIO's default executor), behind a
-   * semaphore so a burst of logins queues instead of running hundreds of 19 MiB argon2id computations at once.
-   * `check` is the hashing itself (`Hashes.verify`; tests count its calls).
+   * semaphore so a burst of logins queues for a core instead of running hundreds of 19 MiB argon2id computations at
+   * once; and before that behind `admission`, which sheds a check at once when `MAX_PASSWORD_CHECKS` are already
+   * admitted, so the queue stays short (about four argon2id times with the default). The legacy HMAC check is
+   * microseconds and bounded by neither. `check` is the hashing itself (`Hashes.verify`; tests count its calls).
    */
   final case class Live(
       dummyHash: String,
       limit: Semaphore,
+      admission: OverloadLimiter,
       check: (String, String) => Verification = Hashes.verify
   ) extends PasswordVerifier:
-    def verify(password: String, storedHash: String): UIO[Verification] =
+    def verify(password: String, storedHash: String): IO[ApiError, Verification] =
       (if storedHash.startsWith("$argon2id$") then costly(password, storedHash)
        else ZIO.succeed(check(password, storedHash))) // one HMAC-SHA256: microseconds, no need to hop threads
-        .tap(Metrics.passwordChecked(storedHash, _))
         .tap {
           case Verification.Unusable(_) => decoy(password)
           case _                        => ZIO.unit
         }
+        .tap(Metrics.passwordChecked(storedHash, _))
 
-    def verifyUnknownUser(password: String): UIO[Unit] =
+    def verifyUnknownUser(password: String): IO[ApiError, Unit] =
       decoy(password) *> Metrics.dummyChecked
 
-    private def decoy(password: String): UIO[Unit] = costly(password, dummyHash).unit
+    private def decoy(password: String): IO[ApiError, Unit] = costly(password, dummyHash).unit
 
-    private def costly(password: String, stored: String): UIO[Verification] =
-      limit.withPermit(ZIO.attemptBlocking(check(password, stored)).orDie)
+    private def costly(password: String, stored: String): IO[ApiError, Verification] =
+      admission
+        .admit(limit.withPermit(ZIO.attemptBlocking(check(password, stored)).orDie))
+        .someOrElseZIO(Metrics.rejected(Metrics.Rejection.Overload) *> ZIO.fail(ApiError.TemporarilyUnavailable))

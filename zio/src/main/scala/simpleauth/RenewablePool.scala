@@ -96,8 +96,7 @@ object RenewablePool:
     hc.setConnectionTimeout(math.max(250L, cfg.acquireTimeoutMs)) // Hikari's floor is 250 ms
     hc.setValidationTimeout(math.max(250L, math.min(1000L, cfg.acquireTimeoutMs)))
     hc.setInitializationFailTimeout(-1)                    // start even while the database is down
-    hc.setAutoCommit(true)
-    hc.setReadOnly(true)
+    hc.setAutoCommit(true)                                 // every statement of §7 is one statement, atomic alone
     hc.addDataSourceProperty("connectTimeout", "5")       // seconds; a dead host must not hang a pool thread forever
     hc.addDataSourceProperty("socketTimeout", "30")
     hc.addDataSourceProperty("tcpKeepAlive", "true")

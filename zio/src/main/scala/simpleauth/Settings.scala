@@ -35,8 +35,27 @@ final case class Settings(
     defaultClientId: String,
     logLevel: LogLevel,
     /** Where the two come from: read again on SIGHUP (§5 "Key rotation"). */
-    keySource: KeySource = KeySource(None, None, None)
+    keySource: KeySource = KeySource(None, None, None),
+    /** Sessions and limits (§7, §8); the defaults are the contract's. */
+    limits: LimitSettings = LimitSettings()
 )
+
+/**
+ * The settings of sessions and login limits (contract §5, §7, §8): `REFRESH_TTL_SECONDS`, `LOGIN_MAX_FAILURES`,
+ * `LOGIN_FAILURE_WINDOW_SECONDS`, `LOGIN_IP_MAX_FAILURES`, `TRUST_PROXY_HEADERS`, `MAX_PASSWORD_CHECKS`.
+ */
+final case class LimitSettings(
+    refreshTtlSeconds: Int = 2_592_000,
+    loginMaxFailures: Int = 10,
+    loginFailureWindowSeconds: Int = 300,
+    loginIpMaxFailures: Int = 100,
+    trustProxyHeaders: Boolean = false,
+    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks
+)
+
+object LimitSettings:
+  /** 4 × the cores this process may use (`availableProcessors` follows the cgroup's CPU quota). */
+  def defaultMaxPasswordChecks: Int = 4 * java.lang.Runtime.getRuntime.availableProcessors()
 
 /**
  * Where the signing key and the public-key bundle come from (contract §5). Read at start and again on SIGHUP; an
@@ -64,8 +83,15 @@ object KeySource:
 object Settings:
   val DefaultDatabaseUrl = "postgres://auth:auth@127.0.0.1:5432/auth"
 
-  private def positiveInt(name: String, default: Int): Config[Int] =
-    Config.int(name).withDefault(default).validate(s"$name must be > 0")(_ > 0)
+  /**
+   * A positive 32-bit integer; anything else (0, negative, not a number, beyond 2^31 - 1) refused naming the variable.
+   * `emptyIsUnset`: set but empty means the default (the settings of §7/§8, which compose files pass as `${X:-}`).
+   */
+  private def positiveInt(name: String, default: Int, emptyIsUnset: Boolean = false): Config[Int] =
+    Config.string(name).withDefault(default.toString).mapOrFail {
+      case "" if emptyIsUnset => Right(default)
+      case s => s.toIntOption.filter(_ > 0).toRight(Config.Error.InvalidData(Chunk(name), s"must be a positive integer, not '$s'"))
+    }
 
   private def nonBlank(name: String): Config[Option[String]] =
     Config.string(name).optional.map(_.map(_.trim).filter(_.nonEmpty))
@@ -116,6 +142,26 @@ object Settings:
       else Left(Config.Error.InvalidData(Chunk("DEFAULT_CLIENT_ID"), TokenRequest.ClientIdRule))
     )
 
+  /** `TRUST_PROXY_HEADERS`: `true` or `false` (case and surrounding blanks aside; empty is the default), nothing else. */
+  private val trustProxyHeadersConfig: Config[Boolean] =
+    Config.string("TRUST_PROXY_HEADERS").withDefault("false").mapOrFail { s =>
+      s.trim.toLowerCase match
+        case "true"           => Right(true)
+        case "false" | ""     => Right(false) // set but empty: the default
+        case other   => Left(Config.Error.InvalidData(Chunk("TRUST_PROXY_HEADERS"), s"must be true or false, not '$other'"))
+    }
+
+  private val limitsConfig: Config[LimitSettings] =
+    (positiveInt("REFRESH_TTL_SECONDS", 2_592_000, emptyIsUnset = true) ++
+      positiveInt("LOGIN_MAX_FAILURES", 10, emptyIsUnset = true) ++
+      positiveInt("LOGIN_FAILURE_WINDOW_SECONDS", 300, emptyIsUnset = true) ++
+      positiveInt("LOGIN_IP_MAX_FAILURES", 100, emptyIsUnset = true) ++
+      trustProxyHeadersConfig ++
+      positiveInt("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks, emptyIsUnset = true)).map {
+      case (refreshTtl, maxFailures, window, ipMaxFailures, trust, maxChecks) =>
+        LimitSettings(refreshTtl, maxFailures, window, ipMaxFailures, trust, maxChecks)
+    }
+
   /** A LOG_LEVEL value, case and surrounding blanks aside; None for an unknown one. */
   def parseLogLevel(value: String): Option[LogLevel] =
     value.trim.toLowerCase match
@@ -144,9 +190,10 @@ object Settings:
       Config.string("JWT_AUDIENCE").withDefault("channel-api") ++
       positiveInt("TOKEN_TTL_SECONDS", 600).map(_.toLong) ++
       defaultClientIdConfig ++
-      logLevelConfig).map {
-      case (host, port, database, poolSize, acquireTimeoutMs, (key, bundle, source), issuer, audience, ttl, clientId, level) =>
-        Settings(host, port, database, poolSize, acquireTimeoutMs, key, bundle, issuer, audience, ttl, clientId, level, source)
+      logLevelConfig ++
+      limitsConfig).map {
+      case (host, port, database, poolSize, acquireTimeoutMs, (key, bundle, source), issuer, audience, ttl, clientId, level, limits) =>
+        Settings(host, port, database, poolSize, acquireTimeoutMs, key, bundle, issuer, audience, ttl, clientId, level, source, limits)
     }
 
   /** Reads the environment; any problem becomes one readable line. */

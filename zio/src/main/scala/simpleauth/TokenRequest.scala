@@ -7,12 +7,22 @@ import zio.json.*
 import zio.json.ast.Json
 
 /**
- * A syntactically valid password-grant request: the parsed body of `POST /token`. `clientId` is the request's
- * `client_id` (RFC 6749 §2.2), if it names one; the access token then carries it (RFC 9068 §2.2).
+ * A syntactically valid request to `POST /token`: one of the two grants (contract §1). `clientId` is the request's
+ * `client_id` (RFC 6749 §2.2), if it names one: for a password grant the access token then carries it (RFC 9068
+ * §2.2); for a refresh grant the presented token must be of that client (§7).
  */
-final case class TokenRequest(username: String, password: String, clientId: Option[String] = None)
+enum TokenRequest:
+  def clientId: Option[String]
 
-/** Body parsing and validation for POST /token (spec/README.md "JSON body", "Form body", "Limits"). */
+  /** `grant_type=password` (RFC 6749 §4.3), the default in a JSON body. */
+  case Password(username: String, password: String, clientId: Option[String] = None)
+  /** `grant_type=refresh_token` (RFC 6749 §6). The token's shape is checked later, as `invalid_grant` (§7). */
+  case Refresh(refreshToken: String, clientId: Option[String] = None)
+
+/** `POST /revoke` (RFC 7009, contract §3): the token whose family ends; `token_type_hint` and `client_id` are ignored. */
+final case class RevokeRequest(token: String)
+
+/** Body parsing and validation for POST /token and POST /revoke (spec/README.md "JSON body", "Form body", "Limits"). */
 object TokenRequest:
   val MaxBodyBytes       = 8192
   val MaxUsernameChars   = 254
@@ -59,48 +69,112 @@ object TokenRequest:
       )
     catch case _: CharacterCodingException => None
 
-  private def checkLimits(username: String, password: String): Either[ApiError, TokenRequest] =
+  private def checkLimits(username: String, password: String, client: Option[String]): Either[ApiError, TokenRequest] =
     if username.isEmpty then invalid("username is required")
     else if password.isEmpty then invalid("password is required")
     else if username.codePointCount(0, username.length) > MaxUsernameChars then invalid("username is too long")
     else if username.indexOf('\u0000') >= 0 then invalid("username must not contain NUL") // PostgreSQL text cannot hold it
     else if password.getBytes(StandardCharsets.UTF_8).length > MaxPasswordBytes then invalid("password is too long")
-    else Right(TokenRequest(username, password))
+    else Right(Password(username, password, client))
 
-  private val Fields = List("username", "password", "grant_type", "client_id")
+  private enum Grant:
+    case PasswordGrant, RefreshGrant
 
-  def parseJson(body: Array[Byte]): Either[ApiError, TokenRequest] =
+  private def grant(value: String): Either[ApiError, Grant] = value match
+    case "password"      => Right(Grant.PasswordGrant)
+    case "refresh_token" => Right(Grant.RefreshGrant)
+    case _               => Left(ApiError.UnsupportedGrantType)
+
+  /** The members (JSON) or parameters (form) each grant reads; each may be given once. */
+  private def fieldsOf(g: Grant): List[String] = g match
+    case Grant.PasswordGrant => List("grant_type", "username", "password", "client_id")
+    case Grant.RefreshGrant  => List("grant_type", "refresh_token", "client_id")
+
+  /** One JSON object, or `invalid_request`; a member given twice among `fields` is refused too. */
+  private def jsonObject(body: Array[Byte]): Either[ApiError, Json.Obj] =
     strictUtf8(body) match
       case None => invalid("body is not valid UTF-8")
       case Some(text) =>
         text.fromJson[Json] match
-          case Left(_) => invalid("body is not valid JSON")
-          case Right(obj: Json.Obj) if Fields.exists(f => obj.fields.count(_._1 == f) > 1) =>
-            invalid("username, password, grant_type and client_id must not be repeated")
-          case Right(obj: Json.Obj) =>
-            def field(name: String): Option[Json] = obj.fields.collectFirst { case (`name`, v) => v }
-            def requiredString(name: String): Either[ApiError, String] = field(name) match
-              case Some(Json.Str(s)) if s.nonEmpty => Right(s)
-              case Some(Json.Str(_))               => invalid(s"$name must not be empty")
-              case Some(_)                         => invalid(s"$name must be a string")
-              case None                            => invalid(s"$name is required")
-            for
-              _ <- field("grant_type") match
-                     case None | Some(Json.Str("password")) => Right(())
-                     case Some(Json.Str(_))                 => Left(ApiError.UnsupportedGrantType)
-                     case Some(_)                           => invalid("grant_type must be a string")
-              username <- requiredString("username")
-              password <- requiredString("password")
-              client   <- field("client_id") match
-                            case None              => Right(None)
-                            case Some(Json.Str(id)) => clientId(Some(id))
-                            case Some(_)           => invalid("client_id must be a string")
-              request  <- checkLimits(username, password)
-            yield request.copy(clientId = client)
-          case Right(_) => invalid("body must be a JSON object")
+          case Left(_)              => invalid("body is not valid JSON")
+          case Right(obj: Json.Obj) => Right(obj)
+          case Right(_)             => invalid("body must be a JSON object")
+
+  private def repeated(obj: Json.Obj, fields: List[String]): Option[String] =
+    fields.find(f => obj.fields.count(_._1 == f) > 1)
+
+  private def member(obj: Json.Obj, name: String): Option[Json] = obj.fields.collectFirst { case (`name`, v) => v }
+
+  private def requiredString(obj: Json.Obj, name: String): Either[ApiError, String] = member(obj, name) match
+    case Some(Json.Str(s)) if s.nonEmpty => Right(s)
+    case Some(Json.Str(_))               => invalid(s"$name must not be empty")
+    case Some(_)                         => invalid(s"$name must be a string")
+    case None                            => invalid(s"$name is required")
+
+  def parseJson(body: Array[Byte]): Either[ApiError, TokenRequest] =
+    jsonObject(body).flatMap { obj =>
+      for
+        _ <- repeated(obj, List("grant_type")).fold(Right(()))(f => invalid(s"$f must not be repeated"))
+        g <- member(obj, "grant_type") match
+               case None              => Right(Grant.PasswordGrant)
+               case Some(Json.Str(v)) => grant(v)
+               case Some(_)           => invalid("grant_type must be a string")
+        _ <- repeated(obj, fieldsOf(g)).fold(Right(()))(f => invalid(s"$f must not be repeated"))
+        client <- member(obj, "client_id") match
+                    case None               => Right(None)
+                    case Some(Json.Str(id)) => clientId(Some(id))
+                    case Some(_)            => invalid("client_id must be a string")
+        request <- g match
+                     case Grant.PasswordGrant =>
+                       for
+                         username <- requiredString(obj, "username")
+                         password <- requiredString(obj, "password")
+                         request  <- checkLimits(username, password, client)
+                       yield request
+                     case Grant.RefreshGrant => requiredString(obj, "refresh_token").map(Refresh(_, client))
+      yield request
+    }
 
   /** application/x-www-form-urlencoded, parsed by hand so repeated parameters and bad encodings are visible. */
   def parseForm(body: Array[Byte]): Either[ApiError, TokenRequest] =
+    formParams(body).flatMap { params =>
+      def single(name: String) = singleParam(params, name)
+      for
+        g        <- single("grant_type").flatMap(grant)
+        client   <- params.collect { case ("client_id", v) => v } match
+                      case Nil     => Right(None)
+                      case List(v) => clientId(Some(v))
+                      case _       => invalid("client_id must not be repeated")
+        request  <- g match
+                      case Grant.PasswordGrant =>
+                        for
+                          username <- single("username")
+                          password <- single("password")
+                          request  <- checkLimits(username, password, client)
+                        yield request
+                      case Grant.RefreshGrant => single("refresh_token").map(Refresh(_, client))
+      yield request
+    }
+
+  /** The body of `POST /revoke`: `token` required (a non-empty string, given once); everything else ignored. */
+  def parseRevoke(kind: Kind, body: Array[Byte]): Either[ApiError, RevokeRequest] =
+    kind match
+      case Kind.JsonBody =>
+        jsonObject(body).flatMap { obj =>
+          repeated(obj, List("token")).fold(requiredString(obj, "token"))(f => invalid(s"$f must not be repeated"))
+        }.map(RevokeRequest(_))
+      case Kind.FormBody => formParams(body).flatMap(singleParam(_, "token")).map(RevokeRequest(_))
+
+  /** A parameter that must be there exactly once and not empty (RFC 6749 §3.2). */
+  private def singleParam(params: List[(String, String)], name: String): Either[ApiError, String] =
+    params.collect { case (`name`, v) => v } match
+      case Nil      => invalid(s"$name is required")
+      case List("") => invalid(s"$name must not be empty")
+      case List(v)  => Right(v)
+      case _        => invalid(s"$name must not be repeated")
+
+  /** The decoded parameters in order; a body that is not valid form encoding is `invalid_request`. */
+  private def formParams(body: Array[Byte]): Either[ApiError, List[(String, String)]] =
     // The body itself must be ASCII; bytes >= 0x80 are not valid form encoding.
     if body.exists(_ < 0) then invalid("form body is not valid application/x-www-form-urlencoded")
     else
@@ -112,25 +186,7 @@ object TokenRequest:
       }.toList
       val decoded = pairs.map { case (k, v) => for dk <- percentDecode(k); dv <- percentDecode(v) yield (dk, dv) }
       if decoded.exists(_.isEmpty) then invalid("form body is not valid application/x-www-form-urlencoded")
-      else
-        val params = decoded.flatten
-        def single(name: String): Either[ApiError, String] =
-          params.collect { case (`name`, v) => v } match
-            case Nil          => invalid(s"$name is required")
-            case List("")     => invalid(s"$name must not be empty")
-            case List(v)      => Right(v)
-            case _            => invalid(s"$name must not be repeated")
-        for
-          grantType <- single("grant_type")
-          _         <- if grantType == "password" then Right(()) else Left(ApiError.UnsupportedGrantType)
-          username  <- single("username")
-          password  <- single("password")
-          client    <- params.collect { case ("client_id", v) => v } match
-                         case Nil     => Right(None)
-                         case List(v) => clientId(Some(v))
-                         case _       => invalid("client_id must not be repeated")
-          request   <- checkLimits(username, password)
-        yield request.copy(clientId = client)
+      else Right(decoded.flatten)
 
   /** Percent-decoding with `+` as space; the decoded bytes must be valid UTF-8. */
   private def percentDecode(s: String): Option[String] =

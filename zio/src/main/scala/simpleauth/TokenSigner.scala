@@ -36,7 +36,9 @@ object KeySet:
       "issuer"                                -> Json.Str(issuer),
       "token_endpoint"                        -> Json.Str(base + "/token"),
       "jwks_uri"                              -> Json.Str(base + "/.well-known/jwks.json"),
-      "grant_types_supported"                 -> strings("password"),
+      "grant_types_supported"                 -> strings("password", "refresh_token"),
+      "revocation_endpoint"                   -> Json.Str(base + "/revoke"),
+      "revocation_endpoint_auth_methods_supported" -> strings("none"),
       "response_types_supported"              -> strings(),
       "subject_types_supported"               -> strings("public"),
       "id_token_signing_alg_values_supported" -> strings(alg),
@@ -48,8 +50,11 @@ object KeySet:
 trait TokenSigner:
   /** The keys in service now: one snapshot, used whole. */
   def keys: UIO[KeySet]
-  /** A token pair about `user`; the access token's `client_id` is `clientId`, else `DEFAULT_CLIENT_ID`. */
-  def issue(user: User, clientId: Option[String]): UIO[TokenPair]
+  /**
+   * A token pair about `user` in the session `sid` (the refresh-token family, §2, §7); the access token's
+   * `client_id` is `clientId`, else `DEFAULT_CLIENT_ID`.
+   */
+  def issue(user: User, clientId: Option[String], sid: UUID): UIO[TokenPair]
   /**
    * Reads the key files again and swaps the keys if they pass the start-up rules (one info line, counted `success`);
    * otherwise the keys in service stay, one error line names the problem (counted `failure`). True if swapped.
@@ -79,20 +84,20 @@ object TokenSigner:
       jws.sign(key.signer)
       jws.serialize()
 
-    def issue(user: User, clientId: Option[String]): UIO[TokenPair] =
+    def issue(user: User, clientId: Option[String], sid: UUID): UIO[TokenPair] =
       current.get.zip(Clock.instant).flatMap { (keySet, now) =>
         ZIO.succeed {
           val key = keySet.signing
           val iat = now.getEpochSecond
           val exp = iat + ttlSeconds
-          val sid = UUID.randomUUID().toString
+          val session = sid.toString
           def common(jti: String) = Chunk(
             "iss" -> Json.Str(issuer),
             "aud" -> Json.Str(audience),
             "sub" -> Json.Str(user.id.toString),
             "iat" -> Json.Num(iat),
             "exp" -> Json.Num(exp),
-            "sid" -> Json.Str(sid),
+            "sid" -> Json.Str(session),
             "jti" -> Json.Str(jti)
           )
           val access = sign(

@@ -12,37 +12,6 @@ import zio.json.*
 import zio.json.ast.Json
 import zio.test.*
 
-/** An in-memory users table and its health; `down` simulates an unreachable database. */
-final case class InMemoryUsers(users: Map[String, User], down: Ref[Boolean]) extends UserRepository, DatabaseHealth:
-  def findByEmail(email: String): IO[DatabaseUnavailable, Option[User]] =
-    down.get.flatMap(d =>
-      if d then ZIO.fail(DatabaseUnavailable(new java.sql.SQLTransientConnectionException("down")))
-      else ZIO.succeed(users.get(email.toLowerCase))
-    )
-  def isUp: UIO[Boolean] = down.get.map(!_)
-  def poolState: UIO[PoolState] = ZIO.succeed(PoolState(active = 1, idle = 2, pending = 0, max = 3))
-
-object InMemoryUsers:
-  private def user(email: String, hash: String) = User(UUID.randomUUID(), email.takeWhile(_ != '@'), "Test User", email, hash)
-  private def hashOf(name: String) = Vectors.passwords.find(_.name == name).get.hash
-
-  val layer: ULayer[InMemoryUsers] = ZLayer {
-    Ref.make(false).map { down =>
-      InMemoryUsers(
-        Map(
-          "john@example.com"   -> user("john@example.com", hashOf("legacy-john")),
-          "jane@example.com"   -> user("jane@example.com", hashOf("argon2id-owasp-floor")),
-          "broken@example.com" -> user("broken@example.com", "$bcrypt$nope")
-        ),
-        down
-      )
-    }
-  }
-
-  /** The table as the services it stands in for. */
-  val asServices: URLayer[InMemoryUsers, UserRepository & DatabaseHealth] =
-    ZLayer.fromZIOEnvironment(ZIO.serviceWith[InMemoryUsers](u => ZEnvironment[UserRepository, DatabaseHealth](u, u)))
-
 /** The routes against a real zio-http server on an open port (with the in-memory users table). */
 object RoutesSpec extends ZIOSpecDefault:
   final case class Port(value: Int)
@@ -50,14 +19,17 @@ object RoutesSpec extends ZIOSpecDefault:
   lazy val testConfig = Settings(
     host = "127.0.0.1", port = 0, database = JdbcSettings("jdbc:postgresql://unused/db", None, None), poolSize = 1,
     acquireTimeoutMs = 1000, privateKeyPem = Config.Secret(""), publicKeysPem = None, issuer = "http://localhost:8080",
-    audience = "channel-api", tokenTtlSeconds = 600, defaultClientId = "public", logLevel = LogLevel.Info
+    audience = "channel-api", tokenTtlSeconds = 600, defaultClientId = "public", logLevel = LogLevel.Info,
+    limits = LimitSettings(loginMaxFailures = 1000, loginIpMaxFailures = 1000)
   )
 
   val signerLayer: ULayer[TokenSigner] = ZLayer(TokenSigner.make(KeySet(Vectors.devKey, Nil, testConfig.issuer), testConfig))
 
-  val serverLayer: ZLayer[Any, Throwable, Port & InMemoryUsers] =
-    ZLayer.make[Port & InMemoryUsers & TokenService & DatabaseHealth & TokenSigner & Server](
-      InMemoryUsers.layer,
+  val serverLayer: ZLayer[Any, Throwable, Port & InMemoryDatabase] =
+    ZLayer.make[Port & InMemoryDatabase & TokenService & DatabaseHealth & TokenSigner & Server](
+      InMemoryDatabase.layer(),
+      ZLayer.succeed(testConfig),
+      AddressLimiter.live,
       PasswordVerifier.live,
       UnusableHashLog.live,
       TokenService.live,
@@ -167,7 +139,8 @@ object RoutesSpec extends ZIOSpecDefault:
         val keys = j.json.asObject.map(_.fields.map(_._1).toList)
         assertTrue(
           j.status == 200, f.status == 200,
-          keys.contains(List("access_token", "id_token", "token_type", "expires_in")),
+          keys.contains(List("access_token", "id_token", "token_type", "expires_in", "refresh_token")),
+          j.json.asObject.flatMap(_.get("refresh_token")).collect { case Json.Str(t) => RefreshToken.isWellFormed(t) }.contains(true),
           j.json.asObject.flatMap(_.get("token_type")).contains(Json.Str("Bearer")),
           j.json.asObject.flatMap(_.get("expires_in")).contains(Json.Num(600)),
           j.header("cache-control").contains("no-store"),
@@ -214,9 +187,72 @@ object RoutesSpec extends ZIOSpecDefault:
           doc.get("issuer").contains(Json.Str("http://localhost:8080")),
           doc.get("jwks_uri").contains(Json.Str("http://localhost:8080/.well-known/jwks.json")),
           doc.get("id_token_signing_alg_values_supported").contains(Json.Arr(Json.Str("RS256"))),
-          doc.fields.length == 9
+          doc.get("revocation_endpoint").contains(Json.Str("http://localhost:8080/revoke")),
+          doc.fields.length == 11
         )
       }
+    },
+    test("refresh grant over HTTP: JSON and form rotate within the session; a reused token gets the refresh invalid_grant bytes and ends it") {
+      def str(r: Reply, k: String) = r.json.asObject.flatMap(_.get(k)).collect { case Json.Str(s) => s }.getOrElse("")
+      def claim(r: Reply, k: String) = TokenSignerSpec.part(str(r, "access_token"), 1).get(k)
+      val refused = """{"error":"invalid_grant","error_description":"invalid refresh token"}"""
+      for
+        login  <- postJson("""{"username":"john@example.com","password":"TopSecret0!","client_id":"my app"}""")
+        json   <- postJson(s"""{"grant_type":"refresh_token","refresh_token":"${str(login, "refresh_token")}"}""")
+        form   <- postForm(s"grant_type=refresh_token&refresh_token=${str(json, "refresh_token")}&client_id=my+app")
+        reuse  <- postJson(s"""{"grant_type":"refresh_token","refresh_token":"${str(login, "refresh_token")}"}""")
+        newest <- postForm(s"grant_type=refresh_token&refresh_token=${str(form, "refresh_token")}")
+        shape  <- postJson("""{"grant_type":"refresh_token","refresh_token":"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"}""")
+        grant  <- postJson("""{"grant_type":"refresh_token"}""")
+      yield assertTrue(
+        login.status == 200, json.status == 200, form.status == 200,
+        json.json.asObject.map(_.fields.map(_._1).toList).contains(List("access_token", "id_token", "token_type", "expires_in", "refresh_token")),
+        json.header("cache-control").contains("no-store"), json.header("pragma").contains("no-cache"),
+        Set(str(login, "refresh_token"), str(json, "refresh_token"), str(form, "refresh_token")).size == 3,
+        claim(json, "sid") == claim(login, "sid"), claim(form, "sid") == claim(login, "sid"),
+        claim(form, "client_id").contains(Json.Str("my app")),
+        List(reuse, newest, shape).forall(r => isError(r, 400, "invalid_grant") && r.body == refused),
+        isError(grant, 400, "invalid_request")
+      )
+    },
+    test("/revoke: 200, empty body, no-store for any token; the session ends; 400 / 415 / 405 as /token") {
+      def str(r: Reply, k: String) = r.json.asObject.flatMap(_.get(k)).collect { case Json.Str(s) => s }.getOrElse("")
+      def revokeJson(body: String) = send("POST", "/revoke", Some(body), Some("application/json"))
+      def revokeForm(body: String) = send("POST", "/revoke", Some(body), Some("application/x-www-form-urlencoded; charset=utf-8"))
+      for
+        login   <- postJson("""{"username":"john@example.com","password":"TopSecret0!"}""")
+        revoked <- revokeForm(s"token=${str(login, "refresh_token")}&token_type_hint=refresh_token")
+        after   <- postJson(s"""{"grant_type":"refresh_token","refresh_token":"${str(login, "refresh_token")}"}""")
+        access  <- revokeJson(s"""{"token":"${str(login, "access_token")}"}""")
+        unknown <- revokeJson(s"""{"token":"${RefreshToken.generate()}","client_id":"x"}""")
+        missing <- revokeJson("""{"token_type_hint":"refresh_token"}""")
+        twice   <- revokeForm("token=a&token=b")
+        wrongCt <- send("POST", "/revoke", Some("token=a"), Some("text/plain"))
+        get     <- send("GET", "/revoke")
+        slash   <- send("POST", "/revoke/", Some("token=a"), Some("application/x-www-form-urlencoded"))
+        head    <- rawReply(request("HEAD", "/revoke"))
+      yield assertTrue(
+        List(revoked, access, unknown).forall(r => r.status == 200 && r.body.isEmpty && r.header("cache-control").contains("no-store")),
+        isError(after, 400, "invalid_grant"),
+        isError(missing, 400, "invalid_request"), isError(twice, 400, "invalid_request"),
+        isError(wrongCt, 415, "invalid_request"),
+        isError(get, 405, "invalid_request"), get.header("allow").contains("POST"),
+        slash.status == 404,
+        head.status == 405, head.headers.get("allow").contains("POST"), head.body.isEmpty
+      )
+    },
+    test("/revoke: 413 above 8 KiB; 503 + Retry-After: 1 while the database is down (for a refresh too)") {
+      for
+        db      <- ZIO.service[InMemoryDatabase]
+        big     <- send("POST", "/revoke", Some(s"""{"token":"${"a" * 8200}"}"""), Some("application/json"))
+        _       <- db.down.set(true)
+        revoke  <- send("POST", "/revoke", Some(s"token=${RefreshToken.generate()}"), Some("application/x-www-form-urlencoded"))
+        refresh <- postJson(s"""{"grant_type":"refresh_token","refresh_token":"${RefreshToken.generate()}"}""").ensuring(db.down.set(false))
+      yield assertTrue(
+        isError(big, 413, "invalid_request"),
+        isError(revoke, 503, "temporarily_unavailable"), revoke.header("retry-after").contains("1"),
+        isError(refresh, 503, "temporarily_unavailable"), refresh.header("retry-after").contains("1")
+      )
     },
     test("jane (argon2id) gets a token pair") {
       postJson("""{"username":"jane@example.com","password":"CorrectHorse9!"}""").map(r => assertTrue(r.status == 200))
@@ -287,7 +323,7 @@ object RoutesSpec extends ZIOSpecDefault:
       def is404(r: RawReply) =
         r.status == 404 && r.headers.get("content-type").contains("application/json") && r.body == """{"error":"not_found"}"""
       for
-        token <- ZIO.foreach(for m <- methods.filter(_ != "POST"); body <- List("", json, chunkedBody) yield (m, body))((m, b) => ask(m, "/token", b))
+        token <- ZIO.foreach(for p <- List("/token", "/revoke"); m <- methods.filter(_ != "POST"); body <- List("", json, chunkedBody) yield (p, m, body))((p, m, b) => ask(m, p, b))
         gets  <- ZIO.foreach(for p <- getPaths; m <- methods.filter(_ != "GET"); b <- List("", chunkedBody) yield (p, m, b))((p, m, b) => ask(m, p, b))
         nope  <- ZIO.foreach(methods :+ "HEAD")(m => ask(m, "/nope", if m == "HEAD" then "" else json))
       yield assertTrue(
@@ -378,7 +414,10 @@ object RoutesSpec extends ZIOSpecDefault:
           count(t, "simpleauth_db_pool_connections{state=\"active\"}") == 1,
           count(t, "simpleauth_db_pool_connections{state=\"idle\"}") == 2,
           t.contains("simpleauth_db_pool_pending 0\n"),
-          count(t, "simpleauth_db_pool_max") == 3
+          count(t, "simpleauth_db_pool_max") == 3,
+          t.contains("# TYPE simpleauth_rejections_total counter\n"),
+          List("username_locked", "address_locked", "overload", "refresh_reuse").forall(r => t.contains(s"simpleauth_rejections_total{reason=\"$r\"} ")),
+          t.contains("simpleauth_token_requests_total{error=\"temporarily_unavailable\",status=\"429\"} ")
         )
     },
     test("JWKS carries the dev key's kid with public caching") {
@@ -389,7 +428,7 @@ object RoutesSpec extends ZIOSpecDefault:
     },
     test("/health/live answers up without the database, also while it is down") {
       for
-        users <- ZIO.service[InMemoryUsers]
+        users <- ZIO.service[InMemoryDatabase]
         _     <- users.down.set(true)
         live  <- send("GET", "/health/live").ensuring(users.down.set(false))
         slash <- send("GET", "/health/live/")
@@ -401,7 +440,7 @@ object RoutesSpec extends ZIOSpecDefault:
     },
     test("database down -> 503 temporarily_unavailable + Retry-After: 1, /health down; then back up") {
       for
-        users <- ZIO.service[InMemoryUsers]
+        users <- ZIO.service[InMemoryDatabase]
         up1   <- send("GET", "/health")
         _     <- users.down.set(true)
         t     <- postJson("""{"username":"john@example.com","password":"TopSecret0!"}""")

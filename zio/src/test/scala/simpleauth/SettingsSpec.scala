@@ -20,7 +20,7 @@ object SettingsSpec extends ZIOSpecDefault:
   private def withInlineKey(key: String) =
     ConfigProvider.fromMap(Map("JWT_PRIVATE_KEY" -> key, "DATABASE_URL" -> "postgres://auth:auth@127.0.0.1:1/auth"))
 
-  def spec = suite("Settings")(inlineKey, issuerAndClientId, databaseUrl)
+  def spec = suite("Settings")(inlineKey, issuerAndClientId, limits, databaseUrl)
 
   private val devKid = Vectors.keys.find(_.file.endsWith("dev-rsa-2048.pem")).get.kid
 
@@ -92,6 +92,42 @@ object SettingsSpec extends ZIOSpecDefault:
                        _   <- ZIO.service[TokenSigner].provideLayer(ZLayer.succeed(cfg) >>> TokenSigner.live)
                      yield "(accepted)").flip.map(_.line))
       yield assertTrue(lines.size >= 6, lines.forall(l => l.startsWith("simple-auth-zio: JWT private key ") && !l.contains("\n")))
+    }
+  )
+
+  private def limits = suite("sessions and limits (§5)")(
+    test("defaults: the contract's, MAX_PASSWORD_CHECKS 4 × the cores") {
+      for l <- Settings.load.map(_.limits).withConfigProvider(withKey())
+      yield assertTrue(
+        l == LimitSettings(2_592_000, 10, 300, 100, false, 4 * java.lang.Runtime.getRuntime.availableProcessors()),
+        l.maxPasswordChecks >= 4
+      )
+    },
+    test("set but empty: the default (compose files pass `${X:-}`)") {
+      val names = List("REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "LOGIN_IP_MAX_FAILURES",
+        "TRUST_PROXY_HEADERS", "MAX_PASSWORD_CHECKS")
+      for
+        empty <- Settings.load.map(_.limits).withConfigProvider(withKey(names.map(_ -> "")*))
+        dflt  <- Settings.load.map(_.limits).withConfigProvider(withKey())
+      yield assertTrue(empty == dflt)
+    },
+    test("set: every one read") {
+      for l <- Settings.load.map(_.limits).withConfigProvider(withKey(
+                 "REFRESH_TTL_SECONDS" -> "86400", "LOGIN_MAX_FAILURES" -> "5", "LOGIN_FAILURE_WINDOW_SECONDS" -> "60",
+                 "LOGIN_IP_MAX_FAILURES" -> "50", "TRUST_PROXY_HEADERS" -> "true", "MAX_PASSWORD_CHECKS" -> "3"))
+      yield assertTrue(l == LimitSettings(86400, 5, 60, 50, true, 3))
+    },
+    test("not a positive integer, or TRUST_PROXY_HEADERS not true/false: refused in one line naming the variable") {
+      val names = List("REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "LOGIN_IP_MAX_FAILURES", "MAX_PASSWORD_CHECKS")
+      for
+        lines <- ZIO.foreach(for n <- names; v <- List("0", "-1", "ten", "1.5", " 5", "99999999999") yield (n, v))((n, v) => refusal(n -> v).map(n -> _))
+        trust <- ZIO.foreach(List("yes", "1", "on", "truee"))(v => refusal("TRUST_PROXY_HEADERS" -> v))
+        caps  <- Settings.load.map(_.limits.trustProxyHeaders).withConfigProvider(withKey("TRUST_PROXY_HEADERS" -> "FALSE"))
+      yield assertTrue(
+        lines.forall((n, l) => l.startsWith(s"simple-auth-zio: invalid configuration: ") && l.contains(n) && !l.contains("\n")),
+        trust.forall(l => l.contains("TRUST_PROXY_HEADERS") && !l.contains("\n")),
+        !caps
+      )
     }
   )
 

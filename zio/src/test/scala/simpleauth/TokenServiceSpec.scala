@@ -4,55 +4,147 @@ import com.nimbusds.jose.JWSObject
 import zio.*
 import zio.test.*
 
-/** The login flow on its own: lookup → verify → issue, and its two refusals. */
+/** The flows on their own: the password grant, the refresh grant, revocation, and their refusals. */
 object TokenServiceSpec extends ZIOSpecDefault:
+  private def claims(jwt: String) = JWSObject.parse(jwt).getPayload.toJSONObject
+
+  private def johnFor(client: Option[String]) = TokenRequest.Password("john@example.com", "TopSecret0!", client)
+  private val john = johnFor(None)
+
   def spec = suite("TokenService")(
-    test("a known user with the right password gets a token pair about that user") {
-      for pair <- TokenService.issue(TokenRequest("John@Example.com", "TopSecret0!"))
+    test("a known user with the right password gets a token pair about that user and a new session") {
+      for
+        db     <- ZIO.service[InMemoryDatabase]
+        issued <- TokenService.issue(TokenRequest.Password("John@Example.com", "TopSecret0!"))
+        row    <- db.row(issued.refreshToken)
       yield assertTrue(
-        pair.expiresIn == 600L,
-        JWSObject.parse(pair.idToken).getPayload.toJSONObject.get("email") == "john@example.com"
+        issued.pair.expiresIn == 600L,
+        claims(issued.pair.idToken).get("email") == "john@example.com",
+        RefreshToken.isWellFormed(issued.refreshToken),
+        row.map(_.familyId.toString).contains(claims(issued.pair.accessToken).get("sid").toString),
+        row.map(_.clientId).contains("public")
       )
     },
-    test("a wrong password, an unknown user and an unusable hash are all invalid_grant") {
+    test("a wrong password, an unknown user and an unusable hash are all invalid_grant, each a counted failure") {
       for
-        wrong   <- TokenService.issue(TokenRequest("john@example.com", "nope")).flip
-        unknown <- TokenService.issue(TokenRequest("nobody@example.com", "TopSecret0!")).flip
-        broken  <- TokenService.issue(TokenRequest("broken@example.com", "TopSecret0!")).flip
-      yield assertTrue(List(wrong, unknown, broken).forall(_ == ApiError.InvalidGrant))
+        db      <- ZIO.service[InMemoryDatabase]
+        wrong   <- TokenService.issue(TokenRequest.Password("john@example.com", "nope")).flip
+        unknown <- TokenService.issue(TokenRequest.Password("nobody@example.com", "TopSecret0!")).flip
+        broken  <- TokenService.issue(TokenRequest.Password("Broken@example.com", "TopSecret0!")).flip
+        counts  <- ZIO.foreach(List("john@example.com", "nobody@example.com", "broken@example.com"))(db.failureCount)
+        _       <- TokenService.issue(john)
+        cleared <- db.failureCount("john@example.com")
+      yield assertTrue(List(wrong, unknown, broken).forall(_ == ApiError.InvalidGrant), counts == List(1, 1, 1), cleared == 0)
     },
     test("after the lookup on the blocking pool, the password check (and the signing after it) leave that pool") {
       for
-        users    <- ZIO.service[InMemoryUsers]
+        db       <- ZIO.service[InMemoryDatabase]
         verifier <- ZIO.service[PasswordVerifier]
         signer   <- ZIO.service[TokenSigner]
         unusable <- ZIO.service[UnusableHashLog]
+        limiter  <- ZIO.service[AddressLimiter]
         threads  <- Ref.make(Map.empty[String, String])
         here      = (step: String) => ZIO.succeed(Thread.currentThread.getName).flatMap(t => threads.update(_ + (step -> t)))
         blockingLookup = new UserRepository:
-          def findByEmail(email: String) = ZIO.blocking(here("lookup") *> users.findByEmail(email))
+          def findForLogin(username: String)  = ZIO.blocking(here("lookup") *> db.findForLogin(username))
+          def recordFailure(username: String) = db.recordFailure(username)
         recording = new PasswordVerifier:
           def verify(password: String, storedHash: String) = here("check") *> verifier.verify(password, storedHash)
           def verifyUnknownUser(password: String)          = verifier.verifyUnknownUser(password)
-        pair <- TokenService.Live(blockingLookup, recording, signer, unusable).issue(TokenRequest("john@example.com", "TopSecret0!"))
-        seen <- threads.get
+        issued <- TokenService.Live(blockingLookup, db, recording, signer, unusable, limiter, "public").issue(john, None)
+        seen   <- threads.get
       yield assertTrue(
-        pair.accessToken.nonEmpty,
+        issued.pair.accessToken.nonEmpty,
         seen("lookup").startsWith("zio-default-blocking"),
         !seen("check").startsWith("zio-default-blocking")
       )
     },
-    test("the database down is temporarily_unavailable") {
+    test("the database down is temporarily_unavailable, for both grants and for revocation") {
       for
-        users <- ZIO.service[InMemoryUsers]
-        _     <- users.down.set(true)
-        error <- TokenService.issue(TokenRequest("john@example.com", "TopSecret0!")).flip
-      yield assertTrue(error == ApiError.TemporarilyUnavailable)
+        db      <- ZIO.service[InMemoryDatabase]
+        issued  <- TokenService.issue(john)
+        _       <- db.down.set(true)
+        login   <- TokenService.issue(john).flip
+        refresh <- TokenService.issue(TokenRequest.Refresh(issued.refreshToken)).flip
+        revoke  <- TokenService.revoke(RevokeRequest(issued.refreshToken)).flip
+        _       <- db.down.set(false)
+      yield assertTrue(List(login, refresh, revoke).forall(_ == ApiError.TemporarilyUnavailable))
+    },
+    test("a refresh: a new pair for the same session and client, the user as stored now, a new refresh token") {
+      for
+        first  <- TokenService.issue(johnFor(Some("web")))
+        second <- TokenService.issue(TokenRequest.Refresh(first.refreshToken))
+        third  <- TokenService.issue(TokenRequest.Refresh(second.refreshToken, Some("web")))
+      yield
+        val (a1, a2, a3) = (claims(first.pair.accessToken), claims(second.pair.accessToken), claims(third.pair.accessToken))
+        assertTrue(
+          Set(first.refreshToken, second.refreshToken, third.refreshToken).size == 3,
+          a2.get("sid") == a1.get("sid"), a3.get("sid") == a1.get("sid"),
+          a2.get("client_id") == "web", a3.get("client_id") == "web",
+          claims(second.pair.idToken).get("email") == "john@example.com",
+          a2.get("jti") != a1.get("jti")
+        )
+    },
+    test("reuse of a used token is invalid_grant and revokes the family (the newest token too), counted once") {
+      for
+        first  <- TokenService.issue(john)
+        second <- TokenService.issue(TokenRequest.Refresh(first.refreshToken))
+        before <- Metrics.rejectionCount(Metrics.Rejection.RefreshReuse)
+        reuse  <- TokenService.issue(TokenRequest.Refresh(first.refreshToken)).flip
+        after  <- Metrics.rejectionCount(Metrics.Rejection.RefreshReuse)
+        newest <- TokenService.issue(TokenRequest.Refresh(second.refreshToken)).flip
+        again  <- TokenService.issue(TokenRequest.Refresh(first.refreshToken)).flip
+        last   <- Metrics.rejectionCount(Metrics.Rejection.RefreshReuse)
+      yield assertTrue(
+        reuse == ApiError.InvalidRefreshToken, newest == ApiError.InvalidRefreshToken, again == ApiError.InvalidRefreshToken,
+        after >= before + 1, last == after
+      )
+    },
+    test("another client's token, an unknown one and a malformed one are invalid_grant; a malformed one asks no database") {
+      for
+        db       <- ZIO.service[InMemoryDatabase]
+        first    <- TokenService.issue(johnFor(Some("web")))
+        other    <- TokenService.issue(TokenRequest.Refresh(first.refreshToken, Some("mobile"))).flip
+        unknown  <- TokenService.issue(TokenRequest.Refresh(RefreshToken.generate())).flip
+        asked    <- db.queries.get
+        bad      <- ZIO.foreach(List("short", "x" * 44, first.refreshToken.dropRight(1) + "="))(t => TokenService.issue(TokenRequest.Refresh(t)).flip)
+        asked2   <- db.queries.get
+        stillOk  <- TokenService.issue(TokenRequest.Refresh(first.refreshToken, Some("web")))
+      yield assertTrue(
+        other == ApiError.InvalidRefreshToken, unknown == ApiError.InvalidRefreshToken,
+        bad.forall(_ == ApiError.InvalidRefreshToken), asked2 == asked,
+        stillOk.refreshToken.nonEmpty
+      )
+    },
+    test("a disabled user's refresh token is invalid_grant and its family revoked") {
+      for
+        db     <- ZIO.service[InMemoryDatabase]
+        user    = db.users("disabled@example.com")
+        token   = RefreshToken.generate()
+        family  = java.util.UUID.randomUUID()
+        _      <- db.start(user.email, RefreshToken.hash(token), family, user.id, "public")
+        error  <- TokenService.issue(TokenRequest.Refresh(token)).flip
+        rows   <- db.tokens.get.map(_.values.filter(_.familyId == family).toList)
+      yield assertTrue(error == ApiError.InvalidRefreshToken, rows.size == 2, rows.forall(_.revokedAt.isDefined))
+    },
+    test("revoke: the family of a well-formed token; nothing asked for anything else") {
+      for
+        db     <- ZIO.service[InMemoryDatabase]
+        first  <- TokenService.issue(john)
+        second <- TokenService.issue(TokenRequest.Refresh(first.refreshToken))
+        _      <- TokenService.revoke(RevokeRequest(first.refreshToken))
+        after  <- TokenService.issue(TokenRequest.Refresh(second.refreshToken)).flip
+        asked  <- db.queries.get
+        _      <- TokenService.revoke(RevokeRequest(second.pair.accessToken))
+        asked2 <- db.queries.get
+      yield assertTrue(after == ApiError.InvalidRefreshToken, asked2 == asked)
     }
   ).provide(
-    InMemoryUsers.layer,
+    InMemoryDatabase.layer(),
+    ZLayer.succeed(RoutesSpec.testConfig),
+    AddressLimiter.live,
     PasswordVerifier.live,
     UnusableHashLog.live,
     RoutesSpec.signerLayer,
     TokenService.live
-  ) @@ TestAspect.withLiveClock
+  ) @@ TestAspect.withLiveClock @@ TestAspect.sequential

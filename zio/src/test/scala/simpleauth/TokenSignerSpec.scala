@@ -48,7 +48,7 @@ object TokenSignerSpec extends ZIOSpecDefault:
         test(s"${k.keyType}: ${k.alg} headers (typ at+jwt / JWT), tokens verify with the public key, at_hash by the alg's digest") {
           for
             signer <- signerFor(k.keyType)
-            pair   <- signer.issue(user, None)
+            pair   <- signer.issue(user, None, UUID.randomUUID())
             keys   <- signer.keys
           yield
             val pub = keys.signing.publicKey
@@ -75,8 +75,8 @@ object TokenSignerSpec extends ZIOSpecDefault:
     test("claims are exactly the contract's, sharing sid/iat/exp, with distinct jti, client_id and a correct at_hash") {
       for
         signer <- signerFor("rsa-2048", defaultClientId = "mobile-app")
-        pair   <- signer.issue(user, None)
-        named  <- signer.issue(user, Some("web client"))
+        pair   <- signer.issue(user, None, UUID.randomUUID())
+        named  <- signer.issue(user, Some("web client"), UUID.randomUUID())
       yield
         val a = part(pair.accessToken, 1)
         val i = part(pair.idToken, 1)
@@ -100,12 +100,20 @@ object TokenSignerSpec extends ZIOSpecDefault:
           i.get("at_hash").contains(Json.Str(SigningKeys.atHash(KeyType.Rsa, pair.accessToken)))
         )
     },
-    test("every call gets a fresh sid") {
+    test("sid is the session (refresh-token family) given, in both tokens") {
+      val (s1, s2) = (UUID.randomUUID(), UUID.randomUUID())
       for
         signer <- signerFor("rsa-2048")
-        p1     <- signer.issue(user, None)
-        p2     <- signer.issue(user, None)
-      yield assertTrue(part(p1.accessToken, 1).get("sid") != part(p2.accessToken, 1).get("sid"))
+        p1     <- signer.issue(user, None, s1)
+        p2     <- signer.issue(user, None, s2)
+        p3     <- signer.issue(user, None, s1)
+      yield assertTrue(
+        part(p1.accessToken, 1).get("sid").contains(Json.Str(s1.toString)),
+        part(p1.idToken, 1).get("sid").contains(Json.Str(s1.toString)),
+        part(p2.accessToken, 1).get("sid").contains(Json.Str(s2.toString)),
+        part(p3.idToken, 1).get("sid").contains(Json.Str(s1.toString)),
+        part(p1.accessToken, 1).get("jti") != part(p3.accessToken, 1).get("jti")
+      )
     },
     test("the discovery document: exactly the contract's members, URLs joined without doubling a slash") {
       val doc = KeySet.discovery("https://login.example.test/tenant-1/", "ES256").fromJson[Json].toOption.get.asInstanceOf[Json.Obj]
@@ -115,7 +123,9 @@ object TokenSignerSpec extends ZIOSpecDefault:
           "issuer"                                -> Json.Str("https://login.example.test/tenant-1/"),
           "token_endpoint"                        -> Json.Str("https://login.example.test/tenant-1/token"),
           "jwks_uri"                              -> Json.Str("https://login.example.test/tenant-1/.well-known/jwks.json"),
-          "grant_types_supported"                 -> strs("password"),
+          "grant_types_supported"                 -> strs("password", "refresh_token"),
+          "revocation_endpoint"                   -> Json.Str("https://login.example.test/tenant-1/revoke"),
+          "revocation_endpoint_auth_methods_supported" -> strs("none"),
           "response_types_supported"              -> strs(),
           "subject_types_supported"               -> strs("public"),
           "id_token_signing_alg_values_supported" -> strs("ES256"),
@@ -149,13 +159,13 @@ object TokenSignerSpec extends ZIOSpecDefault:
           _       <- write(key, Vectors.readSpecFile("keys/dev-ed25519.pem")) *> write(bundle, Vectors.readSpecFile("keys/invalid/public-ec-p384.pem"))
           badBundle <- signer.reload
           afterBadBundle <- signer.keys
-          pairOld <- signer.issue(user, None)
+          pairOld <- signer.issue(user, None, UUID.randomUUID())
           failed  <- Metrics.keyReloadCounts
           // 3. good files: Ed25519 signs, the old RSA key stays published
           _       <- write(bundle, Vectors.readSpecFile(Vectors.bundle.str("file")).split("(?<=-----END PUBLIC KEY-----\n)").head)
           good    <- signer.reload
           after   <- signer.keys
-          pairNew <- signer.issue(user, None)
+          pairNew <- signer.issue(user, None, UUID.randomUUID())
           counts  <- Metrics.keyReloadCounts
         yield assertTrue(
           !badKey, !badBundle, good,

@@ -38,6 +38,17 @@ object Vectors:
   lazy val atHashes: List[AtHashVector] =
     arr("at_hash").map(o => AtHashVector(o.str("alg"), o.str("access_token"), o.str("at_hash")))
 
+  /** `refresh_tokens.valid[]`: 32 bytes, the token they encode to and its SHA-256; `malformed[]`: shapes to refuse. */
+  final case class RefreshTokenVector(bytesHex: String, token: String, sha256Hex: String)
+
+  lazy val refreshTokens: List[RefreshTokenVector] =
+    json.obj("refresh_tokens").get("valid").collect { case Json.Arr(items) => items.toList.collect { case o: Json.Obj => o } }.getOrElse(Nil)
+      .map(o => RefreshTokenVector(o.str("bytes_hex"), o.str("token"), o.str("sha256_hex")))
+
+  lazy val malformedRefreshTokens: List[(String, String)] =
+    json.obj("refresh_tokens").get("malformed").collect { case Json.Arr(items) => items.toList.collect { case o: Json.Obj => o } }.getOrElse(Nil)
+      .map(o => o.str("name") -> o.str("token"))
+
   /** `public_key_bundle`: the bundle file, the key that signs beside it, and the JWKS a service must publish. */
   lazy val bundle: Json.Obj = json.obj("public_key_bundle")
 

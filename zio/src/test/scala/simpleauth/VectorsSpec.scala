@@ -34,7 +34,7 @@ object VectorsSpec extends ZIOSpecDefault:
       ZIO.foreach(Vectors.passwords) { v =>
         PasswordVerifier.verify(v.password, v.hash).map(r => (r == Verification.Match) == v.valid)
       }.map(results => assertTrue(results.forall(identity)))
-    }.provide(PasswordVerifier.live),
+    }.provide(PasswordVerifier.live, ZLayer.succeed(RoutesSpec.testConfig)),
     test("the unknown-user decoy is a default-parameter argon2id hash that nothing matches") {
       val dummy = Hashes.newDummyArgon2id()
       assertTrue(

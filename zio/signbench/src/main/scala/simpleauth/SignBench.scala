@@ -71,7 +71,7 @@ object SignBench:
     if !threads.isThreadCpuTimeEnabled then threads.setThreadCpuTimeEnabled(true)
     Unsafe.unsafe { implicit unsafe =>
       val runtime = Runtime.default
-      def issue(): TokenPair = runtime.unsafe.run(signer.issue(user, None)).getOrThrowFiberFailure()
+      def issue(): TokenPair = runtime.unsafe.run(signer.issue(user, None, java.util.UUID.randomUUID())).getOrThrowFiberFailure()
       def nanos(s: Double): Long = math.min((s * 1e9).toLong, Long.MaxValue / 4) // an absurd duration must not overflow the deadline
 
       val warmupEnd = java.lang.System.nanoTime() + nanos(warmupSeconds)
