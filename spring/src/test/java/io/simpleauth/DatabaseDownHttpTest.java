@@ -72,6 +72,30 @@ class DatabaseDownHttpTest {
 		assertThat(response.body()).contains("\"error\":\"temporarily_unavailable\"");
 	}
 
+	/** The refresh grant and a revocation ask the database too: 503 with Retry-After, like the password grant. */
+	@Test
+	void aRefreshAndARevocationAre503WithRetryAfter() throws Exception {
+		String token = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+		HttpResponse<String> refresh = send(HttpRequest.newBuilder(uri("/token"))
+			.header("Content-Type", "application/x-www-form-urlencoded")
+			.POST(HttpRequest.BodyPublishers.ofString("grant_type=refresh_token&refresh_token=" + token)));
+		HttpResponse<String> revoke = send(HttpRequest.newBuilder(uri("/revoke"))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString("{\"token\":\"" + token + "\"}")));
+		for (HttpResponse<String> response : java.util.List.of(refresh, revoke)) {
+			assertThat(response.statusCode()).isEqualTo(503);
+			assertThat(response.headers().firstValue("Retry-After")).hasValue("1");
+			assertThat(response.headers().firstValue("Cache-Control")).hasValue("no-store");
+			assertThat(response.body()).contains("\"error\":\"temporarily_unavailable\"");
+		}
+		HttpResponse<String> malformed = send(HttpRequest.newBuilder(uri("/revoke"))
+			.header("Content-Type", "application/x-www-form-urlencoded")
+			.POST(HttpRequest.BodyPublishers.ofString("token=not-a-refresh-token")));
+		assertThat(malformed.statusCode()).as("nothing asked of the database").isEqualTo(200);
+		assertThat(malformed.body()).isEmpty();
+		assertThat(malformed.headers().firstValue("Cache-Control")).hasValue("no-store");
+	}
+
 	@Test
 	void aChunkedBodyOver8KiBIs413() throws Exception {
 		byte[] body = ("{\"username\":\"a\",\"password\":\"" + "x".repeat(9000) + "\"}").getBytes();

@@ -3,6 +3,7 @@ package io.simpleauth.config;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -22,6 +23,11 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
  * {@value #PROBE_INTERVAL_MS} ms opens a plain connection outside the pool; when that succeeds, the pool is replaced
  * by a fresh one (which connects at once) and the old one, whose connections died with the database, is closed in
  * the background. The akka stack does the same.
+ * <p>
+ * A borrow that timed out because every connection was in use — the pool busy, not the database gone — is no
+ * outage: HikariCP's timeout then carries no cause, while one that follows failed connection attempts carries the
+ * last of them. Renewing a busy pool would close connections in use and start again from one connection, so a burst
+ * of requests would keep the pool small and the 503s coming.
  */
 public class RecoveringDataSource extends DelegatingDataSource implements AutoCloseable {
 
@@ -61,11 +67,17 @@ public class RecoveringDataSource extends DelegatingDataSource implements AutoCl
 			return pool.getConnection();
 		}
 		catch (SQLException ex) {
-			if (DatabaseErrors.isUnavailable(ex) && this.current.get() == pool) { // not for waiters of a replaced pool
+			// Not for waiters of a replaced pool, nor when the pool was only busy.
+			if (DatabaseErrors.isUnavailable(ex) && !isBusy(ex) && this.current.get() == pool) {
 				this.outage.set(true);
 			}
 			throw ex;
 		}
+	}
+
+	/** HikariCP's timeout of a pool whose connections were all in use: no failed connection attempt behind it. */
+	static boolean isBusy(SQLException ex) {
+		return ex instanceof SQLTransientConnectionException && ex.getCause() == null;
 	}
 
 	private void renewIfDatabaseIsBack() {

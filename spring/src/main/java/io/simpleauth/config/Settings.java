@@ -41,9 +41,22 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		@Name("token-ttl-seconds") @DefaultValue("600") long tokenTtlSeconds,
 		@Name("log-level") @DefaultValue("info") LogLevel logLevel, @Name("jwt-private-key-file") String privateKeyFile,
 		@Name("jwt-private-key") String privateKey, @Name("jwt-public-keys-file") String publicKeysFile,
-		@Name("default-client-id") @DefaultValue("public") String defaultClientId) {
+		@Name("default-client-id") @DefaultValue("public") String defaultClientId,
+		@Name("refresh-ttl-seconds") @DefaultValue("2592000") int refreshTtlSeconds,
+		@Name("login-max-failures") @DefaultValue("10") int loginMaxFailures,
+		@Name("login-failure-window-seconds") @DefaultValue("300") int loginFailureWindowSeconds,
+		@Name("login-ip-max-failures") @DefaultValue("100") int loginIpMaxFailures,
+		@Name("trust-proxy-headers") @DefaultValue("false") boolean trustProxyHeaders,
+		@Name("max-password-checks") Integer maxPasswordChecks) {
 
 	public static final String DEFAULT_DATABASE_URL = "postgres://auth:auth@127.0.0.1:5432/auth";
+
+	/** MAX_PASSWORD_CHECKS when unset: 4 × the cores the process may use (the cgroup's CPU quota included). */
+	public Settings {
+		if (maxPasswordChecks == null) {
+			maxPasswordChecks = 4 * Runtime.getRuntime().availableProcessors();
+		}
+	}
 
 	/** LOG_LEVEL, in any case. */
 	public enum LogLevel {
@@ -52,10 +65,19 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 
 	}
 
-	/** The accepted range of each number, by property name. */
-	private static final Map<String, long[]> RANGES = Map.of("port", new long[] { 0, 65535 }, "db-pool-size",
-			new long[] { 1, 1000 }, "db-acquire-timeout-ms", new long[] { 1, 600_000 }, "token-ttl-seconds",
-			new long[] { 1, 31_536_000 });
+	/**
+	 * The accepted range of each number, by property name. The limits of spec/README §7 and §8 are positive integers that
+	 * the SQL statements pass as PostgreSQL {@code integer}s.
+	 */
+	private static final Map<String, long[]> RANGES = Map.ofEntries(Map.entry("port", new long[] { 0, 65535 }),
+			Map.entry("db-pool-size", new long[] { 1, 1000 }), Map.entry("db-acquire-timeout-ms", new long[] { 1, 600_000 }),
+			Map.entry("token-ttl-seconds", new long[] { 1, 31_536_000 }), positive("refresh-ttl-seconds"),
+			positive("login-max-failures"), positive("login-failure-window-seconds"), positive("login-ip-max-failures"),
+			positive("max-password-checks"));
+
+	private static Map.Entry<String, long[]> positive(String property) {
+		return Map.entry(property, new long[] { 1, Integer.MAX_VALUE });
+	}
 
 	public static Settings fromEnvironment(Map<String, String> env) {
 		Map<String, Object> set = new HashMap<>();
@@ -68,6 +90,7 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		var source = new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, set);
 		GenericConversionService conversions = new GenericConversionService();
 		conversions.addConverter(String.class, DatabaseSettings.class, DatabaseSettings::fromUrl);
+		checkTrueOrFalse(source.getProperty("trust-proxy-headers"));
 		Settings settings;
 		try {
 			settings = new Binder(ConfigurationPropertySources.from(source), null, conversions).bindOrCreate("",
@@ -80,6 +103,11 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		within("db-pool-size", settings.poolSize);
 		within("db-acquire-timeout-ms", settings.acquireTimeoutMs);
 		within("token-ttl-seconds", settings.tokenTtlSeconds);
+		within("refresh-ttl-seconds", settings.refreshTtlSeconds);
+		within("login-max-failures", settings.loginMaxFailures);
+		within("login-failure-window-seconds", settings.loginFailureWindowSeconds);
+		within("login-ip-max-failures", settings.loginIpMaxFailures);
+		within("max-password-checks", settings.maxPasswordChecks);
 		checkIssuer(settings.issuer);
 		if (!ClientId.isValid(settings.defaultClientId)) {
 			throw new SettingsException("DEFAULT_CLIENT_ID must be " + ClientId.RULE + " (got "
@@ -105,6 +133,17 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		if (!http || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
 			throw new SettingsException("JWT_ISSUER must be an absolute http or https URL with a host and no query or "
 					+ "fragment (got '" + issuer.replaceAll("\\p{Cntrl}", "?") + "')");
+		}
+	}
+
+	/**
+	 * TRUST_PROXY_HEADERS is {@code true} or {@code false} (any case). Checked before binding: Spring's conversion would
+	 * also take yes/no/on/off/1/0, and the Binder falls back to it whatever converter comes first.
+	 */
+	private static void checkTrueOrFalse(Object value) {
+		if (value != null && !"true".equalsIgnoreCase(value.toString()) && !"false".equalsIgnoreCase(value.toString())) {
+			throw new SettingsException("TRUST_PROXY_HEADERS must be true or false (got '"
+					+ value.toString().replaceAll("\\p{Cntrl}", "?") + "')");
 		}
 	}
 
@@ -193,7 +232,10 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 	public String toString() {
 		return "Settings[host=" + this.host + ", port=" + this.port + ", database=" + this.database + ", poolSize="
 				+ this.poolSize + ", issuer=" + this.issuer + ", audience=" + this.audience + ", defaultClientId="
-				+ this.defaultClientId + "]";
+				+ this.defaultClientId + ", refreshTtlSeconds=" + this.refreshTtlSeconds + ", loginMaxFailures="
+				+ this.loginMaxFailures + ", loginFailureWindowSeconds=" + this.loginFailureWindowSeconds
+				+ ", loginIpMaxFailures=" + this.loginIpMaxFailures + ", trustProxyHeaders=" + this.trustProxyHeaders
+				+ ", maxPasswordChecks=" + this.maxPasswordChecks + "]";
 	}
 
 	private static void within(String property, long value) {

@@ -57,6 +57,20 @@ public class Metrics {
 
 	}
 
+	/** The reason label of {@code simpleauth_rejections_total} (spec/README §7, §8). */
+	public enum Rejection {
+
+		USERNAME_LOCKED("username_locked"), ADDRESS_LOCKED("address_locked"), OVERLOAD("overload"),
+		REFRESH_REUSE("refresh_reuse");
+
+		final String label;
+
+		Rejection(String label) {
+			this.label = label;
+		}
+
+	}
+
 	private final MeterRegistry registry;
 
 	private final Timer requestDuration;
@@ -71,6 +85,8 @@ public class Metrics {
 	private final Counter keyReloadSuccesses;
 
 	private final Counter keyReloadFailures;
+
+	private final Counter[] rejections = new Counter[Rejection.values().length];
 
 	public Metrics(MeterRegistry registry) {
 		this.registry = registry;
@@ -91,6 +107,13 @@ public class Metrics {
 		}
 		this.keyReloadSuccesses = keyReloads(registry, "success");
 		this.keyReloadFailures = keyReloads(registry, "failure");
+		for (Rejection reason : Rejection.values()) {
+			this.rejections[reason.ordinal()] = Counter.builder("simpleauth.rejections")
+				.description("Requests refused by a limit (429 of a lock, 503 of the overload limit) and refresh-token "
+						+ "families revoked for reuse")
+				.tag("reason", reason.label)
+				.register(registry);
+		}
 	}
 
 	/**
@@ -127,6 +150,11 @@ public class Metrics {
 	/** One SIGHUP reload of the keys: the new keys are in service ({@code success}) or the old ones stay ({@code failure}). */
 	public void keyReload(boolean success) {
 		(success ? this.keyReloadSuccesses : this.keyReloadFailures).increment();
+	}
+
+	/** One request refused by a lock or the overload limit, or one family revoked for the reuse of a refresh token. */
+	public void rejection(Rejection reason) {
+		this.rejections[reason.ordinal()].increment();
 	}
 
 	private static Counter keyReloads(MeterRegistry registry, String result) {

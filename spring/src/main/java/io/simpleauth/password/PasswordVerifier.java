@@ -39,6 +39,9 @@ public class PasswordVerifier {
 
 	private static final int MAX_LANES = 64;
 
+	/** {@link #DUMMY_HASH}, parsed once. */
+	private static final StoredHash DUMMY = parse(DUMMY_HASH);
+
 	private final Metrics metrics;
 
 	public PasswordVerifier(Metrics metrics) {
@@ -46,10 +49,8 @@ public class PasswordVerifier {
 	}
 
 	public Verification verify(String password, String storedHash) {
-		Scheme scheme = storedHash == null ? Scheme.UNKNOWN
-				: storedHash.startsWith("$argon2id$") ? Scheme.ARGON2ID
-						: storedHash.startsWith("$hmac-sha256$") ? Scheme.HMAC_SHA256 : Scheme.UNKNOWN;
-		Verification verification = check(scheme, password, storedHash);
+		Scheme scheme = schemeOf(storedHash);
+		Verification verification = check(password, parse(storedHash));
 		this.metrics.passwordCheck(scheme, switch (verification) {
 			case MATCH -> Result.MATCH;
 			case MISMATCH -> Result.MISMATCH;
@@ -59,11 +60,28 @@ public class PasswordVerifier {
 	}
 
 	/**
+	 * Whether {@link #verify} could check a password against this stored hash, or would count it {@code unusable} (a
+	 * disabled user's marker, an unknown scheme, a malformed string). Parses only: nothing is computed or counted.
+	 */
+	public boolean isUsable(String storedHash) {
+		return parse(storedHash) != null;
+	}
+
+	/**
+	 * Whether checking a password against this stored hash is the legacy HMAC (microseconds): a usable
+	 * {@code $hmac-sha256$} string. Anything else costs one argon2id run — the stored argon2id hash, or the dummy run an
+	 * unusable one pays (see {@link #padUnusable}). Parses only.
+	 */
+	public boolean isLegacy(String storedHash) {
+		return parse(storedHash) instanceof HmacSha256;
+	}
+
+	/**
 	 * The decoy for an unknown user: one argon2id verification against {@link #DUMMY_HASH}, so that the answer costs
 	 * what a wrong argon2id password costs. The result is irrelevant; counted as a {@code dummy} mismatch.
 	 */
 	public void verifyUnknownUser(String password) {
-		check(Scheme.ARGON2ID, password, DUMMY_HASH);
+		check(password, DUMMY);
 		this.metrics.passwordCheck(Scheme.DUMMY, Result.MISMATCH);
 	}
 
@@ -73,70 +91,111 @@ public class PasswordVerifier {
 	 * already counted this login as {@code unusable}.
 	 */
 	public void padUnusable(String password) {
-		check(Scheme.ARGON2ID, password, DUMMY_HASH);
+		check(password, DUMMY);
 	}
 
-	private Verification check(Scheme scheme, String password, String storedHash) {
-		byte[] secret = password.getBytes(StandardCharsets.UTF_8);
-		return switch (scheme) {
-			case ARGON2ID -> verifyArgon2id(secret, storedHash);
-			case HMAC_SHA256 -> verifyHmacSha256(secret, storedHash);
-			default -> Verification.UNUSABLE;
+	/** A stored hash this verifier can check: what its string says, parsed. */
+	private sealed interface StoredHash permits Argon2id, HmacSha256 {
+
+		/** The hash the password must give. */
+		byte[] expected();
+
+	}
+
+	private record Argon2id(int memory, int iterations, int lanes, byte[] salt, byte[] expected) implements StoredHash {
+
+	}
+
+	private record HmacSha256(byte[] salt, byte[] expected) implements StoredHash {
+
+	}
+
+	private static Scheme schemeOf(String storedHash) {
+		return storedHash == null ? Scheme.UNKNOWN
+				: storedHash.startsWith("$argon2id$") ? Scheme.ARGON2ID
+						: storedHash.startsWith("$hmac-sha256$") ? Scheme.HMAC_SHA256 : Scheme.UNKNOWN;
+	}
+
+	/** The stored string parsed by the scheme its prefix names, or null when it is unusable. */
+	private static StoredHash parse(String storedHash) {
+		return switch (schemeOf(storedHash)) {
+			case ARGON2ID -> parseArgon2id(storedHash);
+			case HMAC_SHA256 -> parseHmacSha256(storedHash);
+			default -> null;
 		};
 	}
 
+	private static Verification check(String password, StoredHash stored) {
+		if (stored == null) {
+			return Verification.UNUSABLE;
+		}
+		byte[] secret = password.getBytes(StandardCharsets.UTF_8);
+		byte[] actual = switch (stored) {
+			case Argon2id argon2id -> argon2id(secret, argon2id);
+			case HmacSha256 hmac -> hmacSha256(secret, hmac);
+		};
+		return MessageDigest.isEqual(actual, stored.expected()) ? Verification.MATCH : Verification.MISMATCH;
+	}
+
 	/** {@code $argon2id$v=19$m=<KiB>,t=<iterations>,p=<lanes>$<salt>$<hash>}, unpadded standard Base64. */
-	private Verification verifyArgon2id(byte[] secret, String stored) {
+	private static Argon2id parseArgon2id(String stored) {
 		String[] parts = stored.split("\\$", -1);
 		if (parts.length != 6 || !parts[0].isEmpty() || !"v=19".equals(parts[2])) {
-			return Verification.UNUSABLE;
+			return null;
 		}
 		String[] params = parts[3].split(",", -1);
 		if (params.length != 3) {
-			return Verification.UNUSABLE;
+			return null;
 		}
 		int memory = parameter(params[0], "m=");
 		int iterations = parameter(params[1], "t=");
 		int lanes = parameter(params[2], "p=");
 		if (memory < 1 || iterations < 1 || lanes < 1 || memory > MAX_MEMORY_KIB || iterations > MAX_ITERATIONS
 				|| lanes > MAX_LANES || memory < 8 * lanes) {
-			return Verification.UNUSABLE;
+			return null;
 		}
 		byte[] salt = base64(parts[4], false);
 		byte[] expected = base64(parts[5], false);
 		if (salt == null || expected == null || salt.length < 8 || expected.length < 4) {
-			return Verification.UNUSABLE;
+			return null;
 		}
+		return new Argon2id(memory, iterations, lanes, salt, expected);
+	}
+
+	private static byte[] argon2id(byte[] secret, Argon2id stored) {
 		Argon2Parameters parameters = new Argon2Parameters.Builder(Argon2Parameters.ARGON2_id)
 			.withVersion(Argon2Parameters.ARGON2_VERSION_13)
-			.withMemoryAsKB(memory)
-			.withIterations(iterations)
-			.withParallelism(lanes)
-			.withSalt(salt)
+			.withMemoryAsKB(stored.memory())
+			.withIterations(stored.iterations())
+			.withParallelism(stored.lanes())
+			.withSalt(stored.salt())
 			.build();
 		Argon2BytesGenerator generator = new Argon2BytesGenerator();
 		generator.init(parameters);
-		byte[] actual = new byte[expected.length];
+		byte[] actual = new byte[stored.expected().length];
 		generator.generateBytes(secret, actual);
-		return MessageDigest.isEqual(actual, expected) ? Verification.MATCH : Verification.MISMATCH;
+		return actual;
 	}
 
 	/** {@code $hmac-sha256$<salt>$<hash>}: hash = HMAC-SHA256(key = salt bytes, message = UTF-8 password). */
-	private Verification verifyHmacSha256(byte[] secret, String stored) {
+	private static HmacSha256 parseHmacSha256(String stored) {
 		String[] parts = stored.split("\\$", -1);
 		if (parts.length != 4 || !parts[0].isEmpty()) {
-			return Verification.UNUSABLE;
+			return null;
 		}
 		byte[] salt = base64(parts[2], true);
 		byte[] expected = base64(parts[3], true);
 		if (salt == null || expected == null || salt.length == 0 || expected.length != 32) {
-			return Verification.UNUSABLE;
+			return null;
 		}
+		return new HmacSha256(salt, expected);
+	}
+
+	private static byte[] hmacSha256(byte[] secret, HmacSha256 stored) {
 		try {
 			Mac mac = Mac.getInstance("HmacSHA256");
-			mac.init(new SecretKeySpec(salt, "HmacSHA256"));
-			byte[] actual = mac.doFinal(secret);
-			return MessageDigest.isEqual(actual, expected) ? Verification.MATCH : Verification.MISMATCH;
+			mac.init(new SecretKeySpec(stored.salt(), "HmacSHA256"));
+			return mac.doFinal(secret);
 		}
 		catch (GeneralSecurityException ex) {
 			throw new IllegalStateException("HmacSHA256 unavailable", ex);

@@ -1,18 +1,36 @@
 package io.simpleauth.token;
 
+import java.net.InetAddress;
 import java.util.Optional;
+import java.util.UUID;
 
 import io.simpleauth.config.CpuBoundExecutor;
 import io.simpleauth.config.Settings;
+import io.simpleauth.limits.AddressLimit;
+import io.simpleauth.limits.PasswordCheckLimit;
+import io.simpleauth.limits.TooManyFailedLogins;
+import io.simpleauth.metrics.Metrics;
+import io.simpleauth.metrics.Metrics.Rejection;
 import io.simpleauth.password.PasswordVerifier;
+import io.simpleauth.password.Verification;
+import io.simpleauth.user.Login;
+import io.simpleauth.user.Session;
+import io.simpleauth.user.SessionRepository;
 import io.simpleauth.user.User;
 import io.simpleauth.user.UserRepository;
 
 import org.springframework.stereotype.Service;
 
 /**
- * The password grant: look the user up, verify the password, issue the token pair — its access token naming the
- * request's {@code client_id}, else {@code DEFAULT_CLIENT_ID}.
+ * Both grants and revocation (spec/README §1, §7, §8). The password grant: the client address's limit, the user and
+ * the username's lock in one lookup, the password checked — argon2id under the overload limit — then a new session
+ * (its first refresh token) and the token pair, its access token naming the request's {@code client_id}, else
+ * {@code DEFAULT_CLIENT_ID}. The refresh grant: the presented token rotated, the pair issued in its family.
+ * <p>
+ * Statements run on the request's virtual thread; argon2id and the signatures on the CPU pool, with no connection
+ * held meanwhile. A refused grant is an empty answer; a lock is {@link TooManyFailedLogins}, a shed argon2id check
+ * {@link io.simpleauth.limits.Overloaded}, an unreachable database
+ * {@link io.simpleauth.user.DatabaseUnavailableException}.
  */
 @Service
 public class TokenService {
@@ -21,50 +39,137 @@ public class TokenService {
 
 	private final UserRepository users;
 
+	private final SessionRepository sessions;
+
 	private final PasswordVerifier passwords;
 
 	private final TokenSigner signer;
 
 	private final CpuBoundExecutor cpu;
 
+	private final AddressLimit addresses;
+
+	private final PasswordCheckLimit checks;
+
+	private final Metrics metrics;
+
 	private final String defaultClientId;
 
-	public TokenService(UserRepository users, PasswordVerifier passwords, TokenSigner signer, CpuBoundExecutor cpu,
+	public TokenService(UserRepository users, SessionRepository sessions, PasswordVerifier passwords, TokenSigner signer,
+			CpuBoundExecutor cpu, AddressLimit addresses, PasswordCheckLimit checks, Metrics metrics,
 			Settings settings) {
 		this.users = users;
+		this.sessions = sessions;
 		this.passwords = passwords;
 		this.signer = signer;
 		this.cpu = cpu;
+		this.addresses = addresses;
+		this.checks = checks;
+		this.metrics = metrics;
 		this.defaultClientId = settings.defaultClientId();
 	}
 
 	/**
-	 * The token pair, or empty when the credentials are refused: an unknown user, a wrong password and an unusable
-	 * stored hash alike, each after one argon2id run. A database failure is thrown (see DatabaseErrors).
+	 * The password grant from {@code client} (null: not tracked): the tokens, or empty when the credentials are refused
+	 * — an unknown user, a wrong password and an unusable stored hash alike, each after one argon2id run, each counted
+	 * as a failure of the username and of the address.
 	 */
-	public Optional<TokenPair> passwordGrant(TokenRequest request) {
-		// The lookup runs on the request's virtual thread; the connection is back in the pool before the
-		// password check and the signatures run on the CPU pool.
-		Optional<User> found = this.users.findByEmail(request.username());
-		String clientId = request.clientId() != null ? request.clientId() : this.defaultClientId;
-		return this.cpu.call(() -> verifyAndIssue(found, request.password(), clientId));
-	}
-
-	private Optional<TokenPair> verifyAndIssue(Optional<User> found, String password, String clientId) {
-		if (found.isEmpty()) {
-			// Same cost as a wrong argon2id password: no user enumeration by timing.
-			this.passwords.verifyUnknownUser(password);
+	public Optional<GrantedTokens> passwordGrant(TokenRequest.Password request, InetAddress client) {
+		this.addresses.check(client);
+		Login login = this.users.findForLogin(request.username());
+		if (login.locked()) {
+			this.metrics.rejection(Rejection.USERNAME_LOCKED);
+			throw new TooManyFailedLogins(login.lockedForSeconds());
+		}
+		Optional<User> found = login.user();
+		if (!verified(found, request.password())) {
+			this.addresses.failed(client);
+			this.users.countFailure(request.username());
 			return Optional.empty();
 		}
 		User user = found.get();
+		String clientId = request.clientId() != null ? request.clientId() : this.defaultClientId;
+		UUID sid = UUID.randomUUID();
+		String refreshToken = RefreshToken.generate();
+		this.sessions.start(request.username(), RefreshToken.sha256(refreshToken), sid, user.id(), clientId);
+		return Optional.of(new GrantedTokens(this.cpu.callFirst(() -> this.signer.issue(user, clientId, sid)),
+				refreshToken));
+	}
+
+	/**
+	 * The refresh grant: the new tokens in the presented token's family, or empty when it is refused — malformed
+	 * (without asking the database), unknown, expired, used (its family then revoked: reuse), revoked, another client's,
+	 * or its user's stored hash unusable (the family revoked).
+	 */
+	public Optional<GrantedTokens> refreshGrant(TokenRequest.Refresh request) {
+		if (!RefreshToken.isWellFormed(request.refreshToken())) {
+			return Optional.empty();
+		}
+		byte[] presented = RefreshToken.sha256(request.refreshToken());
+		String next = RefreshToken.generate();
+		Optional<Session> rotated = this.sessions.rotate(presented, request.clientId(), RefreshToken.sha256(next));
+		if (rotated.isEmpty()) {
+			if (this.sessions.revokeFamilyOfUsed(presented) > 0) {
+				this.metrics.rejection(Rejection.REFRESH_REUSE);
+			}
+			return Optional.empty();
+		}
+		Session session = rotated.get();
+		if (!this.passwords.isUsable(session.user().passwordHash())) {
+			// A disabled (or broken) user: rotate has just marked the token used, so this revokes its family.
+			this.sessions.revokeFamilyOfUsed(presented);
+			return Optional.empty();
+		}
+		TokenPair pair = this.cpu
+			.callFirst(() -> this.signer.issue(session.user(), session.clientId(), session.familyId()));
+		return Optional.of(new GrantedTokens(pair, next));
+	}
+
+	/** POST /revoke: revokes the family of a well-formed token; any other value is not looked up. */
+	public void revoke(String token) {
+		if (RefreshToken.isWellFormed(token)) {
+			this.sessions.revokeFamily(RefreshToken.sha256(token));
+		}
+	}
+
+	/**
+	 * Whether the password matches. The legacy HMAC (microseconds) runs here; every argon2id run — the stored hash, the
+	 * unknown user's or the unusable hash's dummy — runs on the CPU pool under a permit of the overload limit, held
+	 * while it waits for a thread and runs.
+	 */
+	private boolean verified(Optional<User> found, String password) {
+		if (found.isPresent() && this.passwords.isLegacy(found.get().passwordHash())) {
+			return this.passwords.verify(password, found.get().passwordHash()) == Verification.MATCH;
+		}
+		try (PasswordCheckLimit.Permit permit = this.checks.acquire()) {
+			return this.cpu.call(() -> {
+				try {
+					return verifyArgon2id(found, password);
+				}
+				finally {
+					// Given back by the pool thread as the check ends, not when this request's virtual thread next
+					// gets a carrier (under a flood that can be much later); the outer close is then a no-op.
+					permit.close();
+				}
+			});
+		}
+	}
+
+	private boolean verifyArgon2id(Optional<User> found, String password) {
+		if (found.isEmpty()) {
+			// Same cost as a wrong argon2id password: no user enumeration by timing.
+			this.passwords.verifyUnknownUser(password);
+			return false;
+		}
+		User user = found.get();
 		return switch (this.passwords.verify(password, user.passwordHash())) {
-			case MATCH -> Optional.of(this.signer.issue(user, clientId));
-			case MISMATCH -> Optional.empty();
+			case MATCH -> true;
+			case MISMATCH -> false;
 			case UNUSABLE -> {
 				// Costs what an unknown user costs, so a disabled or broken account cannot be told apart by timing.
 				this.passwords.padUnusable(password);
 				this.unusableHashes.report(user.id());
-				yield Optional.empty();
+				yield false;
 			}
 		};
 	}

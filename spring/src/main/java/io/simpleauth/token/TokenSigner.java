@@ -50,16 +50,22 @@ public class TokenSigner {
 		this.clock = clock;
 	}
 
-	/**
-	 * Both tokens for {@code user}, the access token naming {@code clientId} (already checked against the
-	 * {@link io.simpleauth.config.ClientId} rule), timed as one pair ({@code simpleauth_token_signing_duration_seconds}).
-	 */
+	/** Both tokens for {@code user} in a session of their own (a fresh {@code sid}); see {@link #issue(User, String, UUID)}. */
 	public TokenPair issue(User user, String clientId) {
+		return issue(user, clientId, UUID.randomUUID());
+	}
+
+	/**
+	 * Both tokens for {@code user} in the session {@code sid} (the refresh-token family), the access token naming
+	 * {@code clientId} (already checked against the {@link io.simpleauth.config.ClientId} rule), timed as one pair
+	 * ({@code simpleauth_token_signing_duration_seconds}).
+	 */
+	public TokenPair issue(User user, String clientId, UUID session) {
 		long started = System.nanoTime();
 		KeySet keys = this.keys.current();
 		Instant issuedAt = this.clock.instant().truncatedTo(ChronoUnit.SECONDS);
 		Instant expiresAt = issuedAt.plusSeconds(this.ttlSeconds);
-		String sid = UUID.randomUUID().toString();
+		String sid = session.toString();
 		String subject = user.id().toString();
 
 		JwtClaimsSet access = common(subject, issuedAt, expiresAt, sid).claim("client_id", clientId).build();

@@ -16,6 +16,10 @@ public final class ApiError extends RuntimeException {
 
 	public static final String INVALID_GRANT_DESCRIPTION = "invalid username or password";
 
+	public static final String INVALID_REFRESH_TOKEN_DESCRIPTION = "invalid refresh token";
+
+	public static final String TOO_MANY_FAILED_LOGINS_DESCRIPTION = "too many failed logins; try again later";
+
 	private final HttpStatus status;
 
 	private final ErrorCode code;
@@ -39,12 +43,25 @@ public final class ApiError extends RuntimeException {
 	}
 
 	public static ApiError unsupportedGrantType() {
-		return new ApiError(HttpStatus.BAD_REQUEST, ErrorCode.UNSUPPORTED_GRANT_TYPE, "grant_type must be \"password\"");
+		return new ApiError(HttpStatus.BAD_REQUEST, ErrorCode.UNSUPPORTED_GRANT_TYPE, "grant_type must be \"password\" or \"refresh_token\"");
 	}
 
 	/** Unknown user, wrong password and unusable stored hash alike: the same bytes. */
 	public static ApiError invalidGrant() {
 		return new ApiError(HttpStatus.BAD_REQUEST, ErrorCode.INVALID_GRANT, INVALID_GRANT_DESCRIPTION);
+	}
+
+	/** Every refused refresh — unknown, malformed, expired, used, revoked, another client's — alike: the same bytes. */
+	public static ApiError invalidRefreshToken() {
+		return new ApiError(HttpStatus.BAD_REQUEST, ErrorCode.INVALID_GRANT, INVALID_REFRESH_TOKEN_DESCRIPTION);
+	}
+
+	/** A lock of spec/README §8 (the username's or the client address's): 429, the same bytes for both. */
+	public static ApiError tooManyFailedLogins(long retryAfterSeconds) {
+		HttpHeaders headers = new HttpHeaders();
+		headers.set(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, retryAfterSeconds)));
+		return new ApiError(HttpStatus.TOO_MANY_REQUESTS, ErrorCode.TEMPORARILY_UNAVAILABLE,
+				TOO_MANY_FAILED_LOGINS_DESCRIPTION, headers);
 	}
 
 	public static ApiError payloadTooLarge(int limit) {
@@ -74,6 +91,7 @@ public final class ApiError extends RuntimeException {
 		return new ApiError(HttpStatus.NOT_FOUND, ErrorCode.NOT_FOUND, null);
 	}
 
+	/** The database cannot be asked, or an argon2id check was shed (spec/README §8): the same answer. */
 	public static ApiError temporarilyUnavailable() {
 		HttpHeaders headers = new HttpHeaders();
 		headers.set(HttpHeaders.RETRY_AFTER, "1");
@@ -99,7 +117,7 @@ public final class ApiError extends RuntimeException {
 	/** Every (status, code) an answer to POST /token can carry, so that its counter is exported from 0. */
 	static List<ApiError> tokenAnswers() {
 		return List.of(invalidRequest(""), invalidGrant(), unsupportedGrantType(), payloadTooLarge(0),
-				unsupportedMediaType(), temporarilyUnavailable(), serverError());
+				unsupportedMediaType(), tooManyFailedLogins(1), temporarilyUnavailable(), serverError());
 	}
 
 	public HttpStatus status() {

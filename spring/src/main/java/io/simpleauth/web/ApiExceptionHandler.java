@@ -3,6 +3,8 @@ package io.simpleauth.web;
 import java.util.Set;
 
 import io.simpleauth.config.DatabaseErrors;
+import io.simpleauth.limits.Overloaded;
+import io.simpleauth.limits.TooManyFailedLogins;
 import io.simpleauth.metrics.Metrics;
 import io.simpleauth.user.DatabaseUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -87,7 +89,19 @@ public class ApiExceptionHandler {
 		return apiError(ApiError.payloadTooLarge(TokenController.MAX_BODY_BYTES), request);
 	}
 
-	/** Logged once per outage by UserRepository, not per request. */
+	/** A lock of spec/README §8 (counted by whoever decided it, as its rejection reason). */
+	@ExceptionHandler(TooManyFailedLogins.class)
+	public ResponseEntity<ErrorBody> tooManyFailedLogins(TooManyFailedLogins locked, HttpServletRequest request) {
+		return apiError(ApiError.tooManyFailedLogins(locked.retryAfterSeconds()), request);
+	}
+
+	/** An argon2id check shed by the overload limit: answered as an unavailable database is. */
+	@ExceptionHandler(Overloaded.class)
+	public ResponseEntity<ErrorBody> overloaded(HttpServletRequest request) {
+		return apiError(ApiError.temporarilyUnavailable(), request);
+	}
+
+	/** Logged once per outage by the repositories, not per request. */
 	@ExceptionHandler(DatabaseUnavailableException.class)
 	public ResponseEntity<ErrorBody> databaseUnavailable(HttpServletRequest request) {
 		return apiError(ApiError.temporarilyUnavailable(), request);

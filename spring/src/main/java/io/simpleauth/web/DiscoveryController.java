@@ -49,7 +49,9 @@ public class DiscoveryController {
 		document.put("issuer", issuer);
 		document.put("token_endpoint", base + "/token");
 		document.put("jwks_uri", base + "/.well-known/jwks.json");
-		document.put("grant_types_supported", List.of("password"));
+		document.put("grant_types_supported", List.of("password", "refresh_token"));
+		document.put("revocation_endpoint", base + "/revoke");
+		document.put("revocation_endpoint_auth_methods_supported", List.of("none"));
 		// No authorization endpoint, so no response type; the member is required, so it is present and empty.
 		document.put("response_types_supported", List.of());
 		document.put("subject_types_supported", List.of("public"));

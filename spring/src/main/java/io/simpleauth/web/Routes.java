@@ -13,8 +13,9 @@ final class Routes {
 	static final String GET_HEAD = "GET, HEAD";
 
 	/** /metrics is Actuator's prometheus endpoint (application.properties). */
-	private static final Map<String, String> ALLOW = Map.of("/token", POST, "/health", GET_HEAD, "/health/live",
-			GET_HEAD, "/.well-known/jwks.json", GET_HEAD, DiscoveryController.PATH, GET_HEAD, "/metrics", GET_HEAD);
+	private static final Map<String, String> ALLOW = Map.of("/token", POST, "/revoke", POST, "/health", GET_HEAD,
+			"/health/live", GET_HEAD, "/.well-known/jwks.json", GET_HEAD, DiscoveryController.PATH, GET_HEAD, "/metrics",
+			GET_HEAD);
 
 	private Routes() {
 	}

@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 
 import io.simpleauth.metrics.Metrics;
-import io.simpleauth.token.TokenPair;
+import io.simpleauth.token.GrantedTokens;
 import io.simpleauth.token.TokenRequest;
 import io.simpleauth.token.TokenService;
 import jakarta.servlet.http.HttpServletRequest;
@@ -17,9 +17,9 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * POST /token. The body is read here, not by a message converter, so the checks run in the order
- * spec/README fixes: Content-Type (415), size (413, chunked bodies included), parse (400), credentials.
- * Every answer is counted: a 200 here, an error where {@link ApiExceptionHandler} maps it.
+ * POST /token (both grants) and POST /revoke. The body is read here, not by a message converter, so the checks run in
+ * the order spec/README fixes: Content-Type (415), size (413, chunked bodies included), parse (400), then the grant.
+ * Every answer to POST /token is counted: a 200 here, an error where {@link ApiExceptionHandler} maps it.
  */
 @RestController
 public class TokenController {
@@ -31,10 +31,13 @@ public class TokenController {
 
 	private final TokenService tokens;
 
+	private final ClientAddress clientAddress;
+
 	private final Metrics metrics;
 
-	public TokenController(TokenService tokens, Metrics metrics) {
+	public TokenController(TokenService tokens, ClientAddress clientAddress, Metrics metrics) {
 		this.tokens = tokens;
+		this.clientAddress = clientAddress;
 		this.metrics = metrics;
 		metrics.expectTokenRequests(200, Metrics.NO_ERROR);
 	}
@@ -43,15 +46,28 @@ public class TokenController {
 	public ResponseEntity<TokenResponse> token(HttpServletRequest request) {
 		request.setAttribute(STARTED, System.nanoTime());
 		TokenRequestParser.Format format = TokenRequestParser.formatOf(request.getContentType());
-		byte[] body = readBody(request);
-		TokenRequest tokenRequest = TokenRequestParser.parse(format, body);
-		TokenPair pair = this.tokens.passwordGrant(tokenRequest).orElseThrow(ApiError::invalidGrant);
+		TokenRequest tokenRequest = TokenRequestParser.parse(format, readBody(request));
+		GrantedTokens granted = switch (tokenRequest) {
+			case TokenRequest.Password password -> this.tokens
+				.passwordGrant(password, this.clientAddress.of(request))
+				.orElseThrow(ApiError::invalidGrant);
+			case TokenRequest.Refresh refresh -> this.tokens.refreshGrant(refresh)
+				.orElseThrow(ApiError::invalidRefreshToken);
+		};
 		answered(this.metrics, request, 200, Metrics.NO_ERROR);
 		return ResponseEntity.ok()
 			.contentType(MediaType.APPLICATION_JSON)
 			.cacheControl(CacheControl.noStore())
 			.header(HttpHeaders.PRAGMA, "no-cache")
-			.body(TokenResponse.of(pair));
+			.body(TokenResponse.of(granted));
+	}
+
+	/** RFC 7009: 200 with an empty body whatever the token was, so that the answer tells its holder nothing. */
+	@PostMapping("/revoke")
+	public ResponseEntity<Void> revoke(HttpServletRequest request) {
+		TokenRequestParser.Format format = TokenRequestParser.formatOf(request.getContentType());
+		this.tokens.revoke(TokenRequestParser.parseRevocation(format, readBody(request)));
+		return ResponseEntity.ok().cacheControl(CacheControl.noStore()).build();
 	}
 
 	/** Counts the answer to a POST /token this controller took (once), and nothing for any other request. */

@@ -49,7 +49,9 @@ class RecoveringDataSourceTest {
 
 	@Test
 	void afterAnOutageThePoolIsReplacedOnceTheDatabaseAnswersAgain() throws Exception {
-		given(this.first.getConnection()).willThrow(new SQLTransientConnectionException("Connection is not available"));
+		// HikariCP's timeout after failed connection attempts carries the last failure.
+		given(this.first.getConnection()).willThrow(new SQLTransientConnectionException("Connection is not available",
+				"08001", 0, new SQLException("Connection refused", "08001")));
 		Connection connection = mock(Connection.class);
 		given(this.second.getConnection()).willReturn(connection);
 
@@ -69,6 +71,19 @@ class RecoveringDataSourceTest {
 
 		assertThat(this.dataSource.getConnection()).isSameAs(connection);
 		assertThat(this.probes).as("no probing once renewed").hasValue(2);
+	}
+
+	/** Every connection in use: HikariCP's timeout has no cause. Renewing would close the connections in use. */
+	@Test
+	void aBusyPoolIsNoOutage() throws Exception {
+		given(this.first.getConnection())
+			.willThrow(new SQLTransientConnectionException("Connection is not available, request timed out after 1000ms"));
+		assertThatThrownBy(this.dataSource::getConnection).isInstanceOf(SQLException.class);
+		Thread.sleep(RecoveringDataSource.PROBE_INTERVAL_MS + 50);
+		this.databaseUp.set(true);
+		assertThatThrownBy(this.dataSource::getConnection).isInstanceOf(SQLException.class);
+		assertThat(this.probes).hasValue(0);
+		verify(this.first, never()).close();
 	}
 
 	@Test

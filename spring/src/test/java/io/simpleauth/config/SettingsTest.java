@@ -74,6 +74,48 @@ class SettingsTest {
 			.hasMessageContaining("LOG_LEVEL");
 	}
 
+	@Test
+	void theLimitsDefaults() {
+		Settings settings = Settings.fromEnvironment(Map.of());
+		assertThat(settings)
+			.extracting(Settings::refreshTtlSeconds, Settings::loginMaxFailures, Settings::loginFailureWindowSeconds,
+					Settings::loginIpMaxFailures, Settings::trustProxyHeaders, Settings::maxPasswordChecks)
+			.containsExactly(2_592_000, 10, 300, 100, false, 4 * Runtime.getRuntime().availableProcessors());
+	}
+
+	@Test
+	void theLimitsByTheirContractNames() {
+		Settings settings = Settings.fromEnvironment(Map.of("REFRESH_TTL_SECONDS", "86400", "LOGIN_MAX_FAILURES", "3",
+				"LOGIN_FAILURE_WINDOW_SECONDS", "60", "LOGIN_IP_MAX_FAILURES", "1000000", "TRUST_PROXY_HEADERS", "true",
+				"MAX_PASSWORD_CHECKS", "1"));
+		assertThat(settings)
+			.extracting(Settings::refreshTtlSeconds, Settings::loginMaxFailures, Settings::loginFailureWindowSeconds,
+					Settings::loginIpMaxFailures, Settings::trustProxyHeaders, Settings::maxPasswordChecks)
+			.containsExactly(86_400, 3, 60, 1_000_000, true, 1);
+		assertThat(Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", "FALSE")).trustProxyHeaders()).isFalse();
+		assertThat(Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", " True ")).trustProxyHeaders()).isTrue();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS",
+			"LOGIN_IP_MAX_FAILURES", "MAX_PASSWORD_CHECKS" })
+	void aLimitThatIsNotAPositiveIntegerIsRefusedInOneLine(String variable) {
+		for (String bad : new String[] { "0", "-1", "abc", "1.5", "2147483648", "ten" }) {
+			assertThatThrownBy(() -> Settings.fromEnvironment(Map.of(variable, bad))).as(variable + "=" + bad)
+				.isInstanceOf(SettingsException.class)
+				.hasMessage(variable + " must be an integer between 1 and 2147483647 (got '" + bad + "')");
+		}
+		assertThat(Settings.fromEnvironment(Map.of(variable, "2147483647"))).isNotNull();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "yes", "no", "1", "0", "on", "off", "maybe", "truee" })
+	void trustProxyHeadersIsTrueOrFalseOnly(String bad) {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", bad)))
+			.isInstanceOf(SettingsException.class)
+			.hasMessage("TRUST_PROXY_HEADERS must be true or false (got '" + bad + "')");
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "http://localhost:8080", "https://issuer.example.test", "https://login.example.test/tenant-1/",
 			"HTTPS://Issuer.Example.Test:8443/a/b", "http://127.0.0.1", "http://[::1]:8080/" })

@@ -39,6 +39,30 @@ class PasswordVerifierTest {
 		assertThat(this.verifier.verify(password, hash)).as(name).isEqualTo(expected);
 	}
 
+	/** The refresh grant asks the parser alone; the overload limit asks whether a check is the legacy HMAC. */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("passwordVectors")
+	void isUsableAndIsLegacyFollowTheParserWithoutCountingAnything(String name, String password, String hash,
+			Verification expected) {
+		assertThat(this.verifier.isUsable(hash)).as(name).isEqualTo(expected != Verification.UNUSABLE);
+		assertThat(this.verifier.isLegacy(hash)).as(name)
+			.isEqualTo(expected != Verification.UNUSABLE && hash.startsWith("$hmac-sha256$"));
+		assertThat(this.registry.find("simpleauth.password.checks").counters())
+			.allSatisfy(counter -> assertThat(counter.count()).isZero());
+	}
+
+	@Test
+	void disabledBrokenAndMissingHashesAreUnusableAndNotLegacy() {
+		for (String hash : new String[] { "$disabled$2026-11-23T16:50:00Z", "$hmac-sha256$not base64!$x", "", null }) {
+			assertThat(this.verifier.isUsable(hash)).as(hash).isFalse();
+			assertThat(this.verifier.isLegacy(hash)).as(hash).isFalse();
+		}
+		assertThat(this.verifier.isUsable(JOHN_HASH)).isTrue();
+		assertThat(this.verifier.isLegacy(JOHN_HASH)).isTrue();
+		assertThat(this.verifier.isUsable(PasswordVerifier.DUMMY_HASH)).isTrue();
+		assertThat(this.verifier.isLegacy(PasswordVerifier.DUMMY_HASH)).isFalse();
+	}
+
 	@Test
 	void theDummyHashIsAWellFormedArgon2idHashWithTheDefaultsForNewUsers() {
 		JsonNode defaults = Vectors.json().get("password_hash_defaults").get("argon2id");

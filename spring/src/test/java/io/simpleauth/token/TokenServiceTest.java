@@ -1,5 +1,6 @@
 package io.simpleauth.token;
 
+import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -10,39 +11,80 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
 import io.simpleauth.config.CpuBoundExecutor;
+import io.simpleauth.config.Settings;
+import io.simpleauth.limits.AddressLimit;
+import io.simpleauth.limits.Overloaded;
+import io.simpleauth.limits.PasswordCheckLimit;
+import io.simpleauth.limits.TooManyFailedLogins;
 import io.simpleauth.metrics.Metrics;
 import io.simpleauth.password.PasswordVerifier;
+import io.simpleauth.user.DatabaseUnavailableException;
+import io.simpleauth.user.Login;
+import io.simpleauth.user.Session;
+import io.simpleauth.user.SessionRepository;
 import io.simpleauth.user.User;
 import io.simpleauth.user.UserRepository;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.mockito.ArgumentCaptor;
+import org.mockito.InOrder;
+
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyString;
+import static org.mockito.ArgumentMatchers.eq;
+import static org.mockito.ArgumentMatchers.isNull;
 import static org.mockito.BDDMockito.given;
 import static org.mockito.BDDMockito.then;
+import static org.mockito.BDDMockito.willThrow;
 import static org.mockito.Mockito.doAnswer;
+import static org.mockito.Mockito.inOrder;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.spy;
+import static org.mockito.Mockito.times;
+import static org.mockito.Mockito.verifyNoInteractions;
 
-/** The login flow: a match is issued the signer's pair; every refusal is empty, costs one argon2id run on the CPU pool, is counted once. */
+/**
+ * The grants: a password grant passes the address limit, the username's lock and the overload limit before a hash is
+ * computed; a match starts a session and is issued the signer's pair in it; every refusal is empty, costs one
+ * argon2id run on the CPU pool, is counted once and as a failure. The refresh grant rotates, detects reuse and refuses a
+ * disabled user; revocation revokes the family of a well-formed token only.
+ */
 class TokenServiceTest {
+
+	private static final String TOKEN = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 
 	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
-	private final PasswordVerifier passwords = spy(new PasswordVerifier(new Metrics(this.registry)));
+	private final Metrics metrics = new Metrics(this.registry);
+
+	private final Settings settings = Vectors.settings(Map.of("DEFAULT_CLIENT_ID", "default-app",
+			"LOGIN_IP_MAX_FAILURES", "3", "MAX_PASSWORD_CHECKS", "2"));
+
+	private final PasswordVerifier passwords = spy(new PasswordVerifier(this.metrics));
 
 	private final UserRepository users = mock(UserRepository.class);
+
+	private final SessionRepository sessions = mock(SessionRepository.class);
 
 	private final TokenSigner signer = mock(TokenSigner.class);
 
 	private final CpuBoundExecutor cpu = new CpuBoundExecutor();
 
-	private final TokenService service = new TokenService(this.users, this.passwords, this.signer, this.cpu,
-			Vectors.settings(Map.of("DEFAULT_CLIENT_ID", "default-app")));
+	private final AddressLimit addresses = new AddressLimit(this.settings, this.metrics);
+
+	private final PasswordCheckLimit checks = new PasswordCheckLimit(this.settings, this.metrics);
+
+	private final TokenService service = new TokenService(this.users, this.sessions, this.passwords, this.signer, this.cpu,
+			this.addresses, this.checks, this.metrics, this.settings);
+
+	private final InetAddress client = InetAddress.getLoopbackAddress();
 
 	/** Threads the argon2id equaliser ran on, one entry per run. */
 	private final List<String> dummyRuns = new CopyOnWriteArrayList<>();
@@ -52,12 +94,14 @@ class TokenServiceTest {
 		this.cpu.destroy();
 	}
 
+	// ------------------------------------------------------------------ the password grant: refusals
+
 	@ParameterizedTest(name = "{0}")
 	@ValueSource(strings = { "$disabled$2026-11-23T16:50:00Z", "$bcrypt$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL",
 			"$argon2id$v=19$m=19456,t=2,p=1$short", "$hmac-sha256$not base64!$x", "" })
 	void anUnusableHashCostsTheUnknownUsersArgon2idRunAndIsCountedOnce(String stored) {
 		recordDummyRuns();
-		given(this.users.findByEmail(anyString())).willReturn(Optional.of(user(stored)));
+		found(user(stored));
 
 		assertThat(grant("TopSecret0!")).isEmpty();
 
@@ -67,12 +111,14 @@ class TokenServiceTest {
 		assertThat(checks("dummy", "mismatch")).isZero();
 		assertThat(checks(stored.startsWith("$argon2id$") ? "argon2id"
 				: stored.startsWith("$hmac-sha256$") ? "hmac-sha256" : "unknown", "unusable")).isEqualTo(1);
+		then(this.users).should().countFailure("someone@example.com");
+		assertThat(this.checks.available()).as("the permit given back").isEqualTo(2);
 	}
 
 	@Test
 	void anUnknownUserCostsTheSameArgon2idRunCountedAsTheDummy() {
 		recordDummyRuns();
-		given(this.users.findByEmail(anyString())).willReturn(Optional.empty());
+		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
 
 		assertThat(grant("TopSecret0!")).isEmpty();
 
@@ -80,11 +126,13 @@ class TokenServiceTest {
 		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("cpu-"));
 		assertThat(totalChecks()).isEqualTo(1);
 		assertThat(checks("dummy", "mismatch")).isEqualTo(1);
+		then(this.users).should().countFailure("someone@example.com");
+		then(this.sessions).shouldHaveNoInteractions();
 	}
 
 	@Test
 	void aWrongPasswordOfAUsableHashNeedsNoEqualiser() {
-		given(this.users.findByEmail(anyString())).willReturn(Optional.of(user(JOHN_HASH)));
+		found(user(JOHN_HASH));
 
 		assertThat(grant("wrong")).isEmpty();
 
@@ -92,32 +140,247 @@ class TokenServiceTest {
 		then(this.passwords).should(never()).verifyUnknownUser(anyString());
 		assertThat(checks("hmac-sha256", "mismatch")).isEqualTo(1);
 		assertThat(totalChecks()).isEqualTo(1);
+		then(this.users).should().countFailure("someone@example.com");
 	}
 
 	@Test
-	void aMatchingPasswordIsIssuedTheSignersPair() {
+	void everyFailureCountsForTheAddressUntilItIsLockedBeforeTheDatabaseIsAsked() throws Exception {
+		found(user(JOHN_HASH));
+		for (int i = 0; i < 3; i++) {
+			assertThat(grant("wrong")).isEmpty();
+		}
+		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(TooManyFailedLogins.class);
+		then(this.users).should(times(3)).findForLogin(anyString());
+		assertThat(rejections("address_locked")).isEqualTo(1);
+		assertThat(this.service.passwordGrant(new TokenRequest.Password("someone@example.com", "wrong"),
+				InetAddress.getByAddress(new byte[] { 10, 0, 0, 1 })))
+			.as("another address")
+			.isEmpty();
+	}
+
+	@Test
+	void aSuccessDoesNotClearTheAddressCount() {
+		User john = user(JOHN_HASH);
+		found(john);
+		given(this.signer.issue(eq(john), anyString(), any(UUID.class))).willReturn(new TokenPair("a", "i", 600));
+		grant("wrong");
+		grant("wrong");
+		assertThat(grant("TopSecret0!")).isPresent();
+		grant("wrong");
+		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(TooManyFailedLogins.class);
+	}
+
+	@Test
+	void aLockedUsernameIs429WithItsSecondsAndNoHashIsComputed() {
+		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.of(user(ARGON_HASH)), 42));
+
+		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOfSatisfying(TooManyFailedLogins.class,
+				locked -> assertThat(locked.retryAfterSeconds()).isEqualTo(42));
+
+		assertThat(totalChecks()).isZero();
+		assertThat(rejections("username_locked")).isEqualTo(1);
+		then(this.users).should(never()).countFailure(anyString());
+		then(this.sessions).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void withEveryPermitTakenAnArgon2idCheckIsShedAtOnceAndNotCounted() {
+		found(user(ARGON_HASH));
+		try (PasswordCheckLimit.Permit a = this.checks.acquire(); PasswordCheckLimit.Permit b = this.checks.acquire()) {
+			assertThatThrownBy(() -> grant("argon-pass-1")).isInstanceOf(Overloaded.class);
+			given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
+			assertThatThrownBy(() -> grant("x")).as("the unknown user's dummy").isInstanceOf(Overloaded.class);
+			found(user("$disabled$"));
+			assertThatThrownBy(() -> grant("x")).as("the unusable hash's dummy").isInstanceOf(Overloaded.class);
+
+			found(user(JOHN_HASH));
+			assertThat(grant("wrong")).as("the legacy HMAC is not bounded").isEmpty();
+		}
+		assertThat(rejections("overload")).isEqualTo(3);
+		assertThat(checks("argon2id", "mismatch") + checks("dummy", "mismatch") + checks("unknown", "unusable")).isZero();
+		then(this.users).should(times(1)).countFailure(anyString());
+	}
+
+	@Test
+	void anArgon2idCheckHoldsAPermitWhileItRunsAndGivesItBackAlsoWhenItFails() {
+		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
+		int[] seen = new int[1];
+		doAnswer(call -> {
+			seen[0] = this.checks.available();
+			throw new IllegalStateException("argon2 blew up");
+		}).when(this.passwords).verifyUnknownUser(anyString());
+
+		assertThatThrownBy(() -> grant("x")).hasMessage("argon2 blew up");
+
+		assertThat(seen[0]).as("one of two permits held during the check").isEqualTo(1);
+		assertThat(this.checks.available()).isEqualTo(2);
+	}
+
+	@Test
+	void aFailureThatCannotBeCountedIsTheDatabasesFailure() {
+		found(user(JOHN_HASH));
+		willThrow(unavailable()).given(this.users).countFailure(anyString());
+		assertThatThrownBy(() -> grant("wrong")).isInstanceOf(DatabaseUnavailableException.class);
+	}
+
+	// ------------------------------------------------------------------ the password grant: success
+
+	@Test
+	void aMatchStartsASessionAndIsIssuedTheSignersPairInIt() {
 		User john = user(JOHN_HASH);
 		TokenPair pair = new TokenPair("access", "id", 600);
-		given(this.users.findByEmail(anyString())).willReturn(Optional.of(john));
-		given(this.signer.issue(john, "default-app")).willReturn(pair);
+		found(john);
+		given(this.signer.issue(eq(john), eq("default-app"), any(UUID.class))).willReturn(pair);
 
-		assertThat(grant("TopSecret0!")).containsSame(pair);
+		GrantedTokens granted = grant("TopSecret0!").orElseThrow();
 
+		assertThat(granted.pair()).isSameAs(pair);
+		assertThat(RefreshToken.isWellFormed(granted.refreshToken())).isTrue();
+		ArgumentCaptor<byte[]> hash = ArgumentCaptor.forClass(byte[].class);
+		ArgumentCaptor<UUID> sid = ArgumentCaptor.forClass(UUID.class);
+		InOrder order = inOrder(this.sessions, this.signer);
+		order.verify(this.sessions)
+			.start(eq("someone@example.com"), hash.capture(), sid.capture(), eq(john.id()), eq("default-app"));
+		order.verify(this.signer).issue(john, "default-app", sid.getValue());
+		assertThat(hash.getValue()).isEqualTo(RefreshToken.sha256(granted.refreshToken()));
 		then(this.passwords).should(never()).padUnusable(anyString());
 		then(this.passwords).should(never()).verifyUnknownUser(anyString());
+		then(this.users).should(never()).countFailure(anyString());
 		assertThat(checks("hmac-sha256", "match")).isEqualTo(1);
+	}
+
+	@Test
+	void eachLoginIsANewSessionWithANewRefreshToken() {
+		User john = user(JOHN_HASH);
+		found(john);
+		given(this.signer.issue(eq(john), anyString(), any(UUID.class))).willReturn(new TokenPair("a", "i", 600));
+		String first = grant("TopSecret0!").orElseThrow().refreshToken();
+		String second = grant("TopSecret0!").orElseThrow().refreshToken();
+		assertThat(first).isNotEqualTo(second);
+		ArgumentCaptor<UUID> sids = ArgumentCaptor.forClass(UUID.class);
+		then(this.signer).should(times(2)).issue(eq(john), anyString(), sids.capture());
+		assertThat(sids.getAllValues()).doesNotHaveDuplicates();
 	}
 
 	@Test
 	void theRequestsClientIdWinsOverTheDefault() {
 		User john = user(JOHN_HASH);
 		TokenPair pair = new TokenPair("access", "id", 600);
-		given(this.users.findByEmail(anyString())).willReturn(Optional.of(john));
-		given(this.signer.issue(john, "web")).willReturn(pair);
+		found(john);
+		given(this.signer.issue(eq(john), eq("web"), any(UUID.class))).willReturn(pair);
 
-		assertThat(this.service.passwordGrant(new TokenRequest("someone@example.com", "TopSecret0!", "web")))
+		assertThat(this.service.passwordGrant(new TokenRequest.Password("someone@example.com", "TopSecret0!", "web"),
+				this.client))
+			.map(GrantedTokens::pair)
 			.containsSame(pair);
+		then(this.sessions).should().start(anyString(), any(), any(), any(), eq("web"));
 	}
+
+	@Test
+	void aSessionThatCannotBeStoredIsNotSigned() {
+		found(user(JOHN_HASH));
+		willThrow(unavailable()).given(this.sessions).start(anyString(), any(), any(), any(), anyString());
+		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(DatabaseUnavailableException.class);
+		verifyNoInteractions(this.signer);
+	}
+
+	// ------------------------------------------------------------------ the refresh grant
+
+	@ParameterizedTest
+	@ValueSource(strings = { "short", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln" })
+	void aMalformedRefreshTokenIsRefusedWithoutTheDatabase(String token) {
+		assertThat(this.service.refreshGrant(new TokenRequest.Refresh(token, null))).isEmpty();
+		verifyNoInteractions(this.sessions, this.users, this.signer);
+	}
+
+	@Test
+	void aRotatedTokenIsIssuedAPairInItsFamilyForTheUserAsStoredNow() {
+		User john = user(JOHN_HASH);
+		UUID family = UUID.randomUUID();
+		TokenPair pair = new TokenPair("access", "id", 600);
+		given(this.sessions.rotate(any(), eq("web"), any())).willReturn(Optional.of(new Session(family, "web", john)));
+		given(this.signer.issue(john, "web", family)).willReturn(pair);
+
+		GrantedTokens granted = this.service.refreshGrant(new TokenRequest.Refresh(TOKEN, "web")).orElseThrow();
+
+		assertThat(granted.pair()).isSameAs(pair);
+		assertThat(granted.refreshToken()).isNotEqualTo(TOKEN);
+		ArgumentCaptor<byte[]> presented = ArgumentCaptor.forClass(byte[].class);
+		ArgumentCaptor<byte[]> next = ArgumentCaptor.forClass(byte[].class);
+		then(this.sessions).should().rotate(presented.capture(), eq("web"), next.capture());
+		assertThat(presented.getValue()).isEqualTo(RefreshToken.sha256(TOKEN));
+		assertThat(next.getValue()).isEqualTo(RefreshToken.sha256(granted.refreshToken()));
+		then(this.sessions).should(never()).revokeFamilyOfUsed(any());
+		assertThat(totalChecks()).as("no password is checked").isZero();
+	}
+
+	@Test
+	void theFamilysClientIdIsTheAccessTokensWhenTheRequestNamesNone() {
+		User john = user(JOHN_HASH);
+		UUID family = UUID.randomUUID();
+		given(this.sessions.rotate(any(), isNull(), any())).willReturn(Optional.of(new Session(family, "mobile", john)));
+		given(this.signer.issue(john, "mobile", family)).willReturn(new TokenPair("a", "i", 600));
+		assertThat(this.service.refreshGrant(new TokenRequest.Refresh(TOKEN, null))).isPresent();
+	}
+
+	@Test
+	void aTokenThatRotatesNothingAndWasUsedBeforeRevokesItsFamilyCountedAsReuse() {
+		given(this.sessions.rotate(any(), any(), any())).willReturn(Optional.empty());
+		given(this.sessions.revokeFamilyOfUsed(any())).willReturn(3);
+
+		assertThat(this.service.refreshGrant(new TokenRequest.Refresh(TOKEN, null))).isEmpty();
+
+		then(this.sessions).should().revokeFamilyOfUsed(RefreshToken.sha256(TOKEN));
+		assertThat(rejections("refresh_reuse")).isEqualTo(1);
+		verifyNoInteractions(this.signer);
+	}
+
+	@Test
+	void anUnknownExpiredOrRevokedTokenRevokesNothingAndIsNotReuse() {
+		given(this.sessions.rotate(any(), any(), any())).willReturn(Optional.empty());
+		given(this.sessions.revokeFamilyOfUsed(any())).willReturn(0);
+
+		assertThat(this.service.refreshGrant(new TokenRequest.Refresh(TOKEN, null))).isEmpty();
+
+		assertThat(rejections("refresh_reuse")).isZero();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "$disabled$2026-11-23T16:50:00Z", "$bcrypt$2b$10$x", "" })
+	void aUserWhoseHashIsUnusableCannotRefreshAndTheFamilyIsRevoked(String stored) {
+		given(this.sessions.rotate(any(), any(), any()))
+			.willReturn(Optional.of(new Session(UUID.randomUUID(), "web", user(stored))));
+
+		assertThat(this.service.refreshGrant(new TokenRequest.Refresh(TOKEN, null))).isEmpty();
+
+		then(this.sessions).should().revokeFamilyOfUsed(RefreshToken.sha256(TOKEN));
+		assertThat(rejections("refresh_reuse")).isZero();
+		verifyNoInteractions(this.signer);
+	}
+
+	@Test
+	void aRefreshWithTheDatabaseDownIsTheDatabasesFailure() {
+		given(this.sessions.rotate(any(), any(), any())).willThrow(unavailable());
+		assertThatThrownBy(() -> this.service.refreshGrant(new TokenRequest.Refresh(TOKEN, null)))
+			.isInstanceOf(DatabaseUnavailableException.class);
+	}
+
+	// ------------------------------------------------------------------ revocation
+
+	@Test
+	void aWellFormedTokenHasItsFamilyRevoked() {
+		this.service.revoke(TOKEN);
+		then(this.sessions).should().revokeFamily(RefreshToken.sha256(TOKEN));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "x", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8A" })
+	void anyOtherValueIsNotLookedUp(String token) {
+		this.service.revoke(token);
+		verifyNoInteractions(this.sessions);
+	}
+
+	// ------------------------------------------------------------------ helpers
 
 	/** Lets the spy's equalisers run for real and notes the thread each ran on. */
 	private void recordDummyRuns() {
@@ -131,12 +394,20 @@ class TokenServiceTest {
 		}).when(this.passwords).verifyUnknownUser(anyString());
 	}
 
-	private Optional<TokenPair> grant(String password) {
-		return this.service.passwordGrant(new TokenRequest("someone@example.com", password));
+	private void found(User user) {
+		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.of(user), 0));
+	}
+
+	private Optional<GrantedTokens> grant(String password) {
+		return this.service.passwordGrant(new TokenRequest.Password("someone@example.com", password), this.client);
 	}
 
 	private static User user(String storedHash) {
 		return new User(UUID.randomUUID(), "someone", "Some One", "someone@example.com", storedHash);
+	}
+
+	private static DatabaseUnavailableException unavailable() {
+		return new DatabaseUnavailableException(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection"));
 	}
 
 	private double checks(String scheme, String result) {
@@ -148,7 +419,14 @@ class TokenServiceTest {
 		return this.registry.find("simpleauth.password.checks").counters().stream().mapToDouble(Counter::count).sum();
 	}
 
+	private double rejections(String reason) {
+		return this.registry.get("simpleauth.rejections").tag("reason", reason).counter().count();
+	}
+
 	/** John Doe's stored hash (sql/seed.sql), password TopSecret0!. */
 	private static final String JOHN_HASH = "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=";
+
+	/** A well-formed argon2id hash (the dummy's). */
+	private static final String ARGON_HASH = "$argon2id$v=19$m=19456,t=2,p=1$llZU1m3Fzgp67ZAasfJmbA$J3nlExNT1ugbXYwJH23Rgcx/EphIA2I1yrTQMMXZJqs";
 
 }

@@ -1,5 +1,6 @@
 package io.simpleauth.web;
 
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
@@ -13,13 +14,20 @@ import io.simpleauth.SimpleAuthApplication;
 import io.simpleauth.Vectors;
 import io.simpleauth.config.CpuBoundExecutor;
 import io.simpleauth.config.Settings;
+import io.simpleauth.limits.AddressLimit;
+import io.simpleauth.limits.PasswordCheckLimit;
+import io.simpleauth.limits.TooManyFailedLogins;
 import io.simpleauth.metrics.Metrics;
 import io.simpleauth.password.PasswordVerifier;
+import io.simpleauth.token.RefreshToken;
 import io.simpleauth.token.SigningKeys;
 import io.simpleauth.token.TokenService;
 import io.simpleauth.token.TokenSigner;
 import io.simpleauth.user.DatabaseHealth;
 import io.simpleauth.user.DatabaseUnavailableException;
+import io.simpleauth.user.Login;
+import io.simpleauth.user.Session;
+import io.simpleauth.user.SessionRepository;
 import io.simpleauth.user.User;
 import io.simpleauth.user.UserRepository;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,6 +49,7 @@ import org.springframework.http.MediaType;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.test.context.ContextConfiguration;
 import org.springframework.test.context.bean.override.mockito.MockitoBean;
+import org.springframework.test.context.bean.override.mockito.MockitoSpyBean;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.test.web.servlet.ResultActions;
@@ -48,9 +57,15 @@ import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilde
 import org.springframework.web.util.UriUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyString;
+import static org.mockito.ArgumentMatchers.eq;
+import static org.mockito.ArgumentMatchers.isNull;
 import static org.mockito.BDDMockito.given;
 import static org.mockito.BDDMockito.then;
+import static org.mockito.BDDMockito.willThrow;
+import static org.mockito.Mockito.never;
+import static org.mockito.Mockito.times;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.head;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.options;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.request;
@@ -63,11 +78,19 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 /** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off")
 @Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningKeys.class, CpuBoundExecutor.class,
-		Metrics.class })
+		Metrics.class, AddressLimit.class, PasswordCheckLimit.class, ClientAddress.class })
 @ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
 class TokenControllerTest {
 
 	static final String INVALID_GRANT = "{\"error\":\"invalid_grant\",\"error_description\":\"invalid username or password\"}";
+
+	static final String INVALID_REFRESH_TOKEN = "{\"error\":\"invalid_grant\",\"error_description\":\"invalid refresh token\"}";
+
+	static final String TOO_MANY_FAILED_LOGINS = "{\"error\":\"temporarily_unavailable\","
+			+ "\"error_description\":\"too many failed logins; try again later\"}";
+
+	/** A well-formed refresh token (spec/vectors.json). */
+	static final String TOKEN = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 
 	static final User JOHN = new User(UUID.fromString("953b48eb-02ef-f93e-f582-e9b9ce4685b5"), "johndoe", "John Doe",
 			"john@example.com", "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=");
@@ -80,7 +103,10 @@ class TokenControllerTest {
 
 		@Override
 		public void initialize(ConfigurableApplicationContext context) {
-			Settings settings = Vectors.settings(Map.of("JWT_ISSUER", "https://login.example.test/tenant-1/"));
+			// The address limit out of the way (this class sends many wrong passwords from one address; its own tests
+			// are AddressLimitTest), proxy headers trusted (so that a test can pick its address), two argon2id checks.
+			Settings settings = Vectors.settings(Map.of("JWT_ISSUER", "https://login.example.test/tenant-1/",
+					"LOGIN_IP_MAX_FAILURES", "1000000", "TRUST_PROXY_HEADERS", "true", "MAX_PASSWORD_CHECKS", "2"));
 			SimpleAuthApplication.registering(settings, Vectors.keySet(settings)).initialize(context);
 		}
 
@@ -106,13 +132,22 @@ class TokenControllerTest {
 	UserRepository users;
 
 	@MockitoBean
+	SessionRepository sessions;
+
+	@MockitoBean
 	DatabaseHealth databaseHealth;
+
+	@MockitoSpyBean
+	AddressLimit addresses;
+
+	@Autowired
+	PasswordCheckLimit passwordChecks;
 
 	@BeforeEach
 	void seed() {
-		given(this.users.findByEmail(anyString())).willReturn(Optional.empty());
-		given(this.users.findByEmail("john@example.com")).willReturn(Optional.of(JOHN));
-		given(this.users.findByEmail("broken@example.com")).willReturn(Optional.of(BROKEN));
+		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
+		given(this.users.findForLogin("john@example.com")).willReturn(new Login(Optional.of(JOHN), 0));
+		given(this.users.findForLogin("broken@example.com")).willReturn(new Login(Optional.of(BROKEN), 0));
 	}
 
 	// ------------------------------------------------------------------ success
@@ -126,9 +161,17 @@ class TokenControllerTest {
 			.andExpect(header().string("Pragma", "no-cache"))
 			.andReturn();
 		JsonNode body = JsonMapper.shared().readTree(result.getResponse().getContentAsString());
-		assertThat(body.propertyNames()).containsExactly("access_token", "id_token", "token_type", "expires_in");
+		assertThat(body.propertyNames()).containsExactly("access_token", "id_token", "token_type", "expires_in",
+				"refresh_token");
 		assertThat(body.get("token_type").stringValue()).isEqualTo("Bearer");
 		assertThat(body.get("expires_in").asInt()).isEqualTo(600);
+		String refreshToken = body.get("refresh_token").stringValue();
+		assertThat(refreshToken).matches("[A-Za-z0-9_-]{43}");
+		String sid = jose(body.get("access_token").stringValue(), 1).get("sid").stringValue();
+		assertThat(jose(body.get("id_token").stringValue(), 1).get("sid").stringValue()).isEqualTo(sid);
+		then(this.sessions).should()
+			.start(eq("john@example.com"), eq(RefreshToken.sha256(refreshToken)), eq(UUID.fromString(sid)),
+					eq(JOHN.id()), eq("public"));
 	}
 
 	@Test
@@ -252,7 +295,7 @@ class TokenControllerTest {
 	void formDecodingReadsPlusAsASpaceAndEscapesAsUtf8Bytes() throws Exception {
 		this.mvc.perform(form("grant_type=password&username=a%2Bb+c%C3%A9%40example.com&password=x"))
 			.andExpect(errorCode("invalid_grant"));
-		then(this.users).should().findByEmail("a+b c\u00e9@example.com");
+		then(this.users).should().findForLogin("a+b c\u00e9@example.com");
 	}
 
 	@Test
@@ -313,18 +356,22 @@ class TokenControllerTest {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY", "post" })
-	void otherMethodsOnTokenAre405WithAllowPost(String method) throws Exception {
-		ResultActions result = expectError(this.mvc.perform(request(HttpMethod.valueOf(method), "/token")
-			.contentType(MediaType.APPLICATION_JSON)
-			.content("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 405)
-			.andExpect(header().string("Allow", "POST"));
-		if (method.equals("HEAD")) {
-			result.andExpect(content().string("")); // MockMvc keeps bodies of HEAD answers, so this one is ours
-		}
-		else {
-			result.andExpect(errorCode("invalid_request"));
+	void otherMethodsOnTokenAndRevokeAre405WithAllowPost(String method) throws Exception {
+		for (String path : new String[] { "/token", "/revoke" }) {
+			ResultActions result = expectError(this.mvc.perform(request(HttpMethod.valueOf(method), path)
+				.contentType(MediaType.APPLICATION_JSON)
+				.content("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\",\"token\":\"" + TOKEN
+						+ "\"}")), 405)
+				.andExpect(header().string("Allow", "POST"));
+			if (method.equals("HEAD")) {
+				result.andExpect(content().string("")); // MockMvc keeps bodies of HEAD answers, so this one is ours
+			}
+			else {
+				result.andExpect(errorCode("invalid_request"));
+			}
 		}
 		then(this.users).shouldHaveNoInteractions();
+		then(this.sessions).shouldHaveNoInteractions();
 	}
 
 	@ParameterizedTest
@@ -378,7 +425,7 @@ class TokenControllerTest {
 
 	@Test
 	void noPooledConnectionIs503WithRetryAfter() throws Exception {
-		given(this.users.findByEmail("john@example.com"))
+		given(this.users.findForLogin("john@example.com"))
 			.willThrow(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
 					new java.sql.SQLTransientConnectionException("simple-auth - Connection is not available")));
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 503)
@@ -388,7 +435,7 @@ class TokenControllerTest {
 
 	@Test
 	void theRepositorysDatabaseUnavailableIs503WithRetryAfter() throws Exception {
-		given(this.users.findByEmail("john@example.com")).willThrow(new DatabaseUnavailableException(
+		given(this.users.findForLogin("john@example.com")).willThrow(new DatabaseUnavailableException(
 				new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection")));
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 503)
 			.andExpect(header().string("Retry-After", "1"))
@@ -397,7 +444,7 @@ class TokenControllerTest {
 
 	@Test
 	void anythingUnexpectedIs500WithoutDetails() throws Exception {
-		given(this.users.findByEmail("john@example.com")).willThrow(new IllegalStateException("secret internals"));
+		given(this.users.findForLogin("john@example.com")).willThrow(new IllegalStateException("secret internals"));
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 500)
 			.andExpect(errorCode("server_error"))
 			.andExpect(result -> assertThat(result.getResponse().getContentAsString()).doesNotContain("secret internals"));
@@ -430,7 +477,9 @@ class TokenControllerTest {
 				+ "\"issuer\":\"https://login.example.test/tenant-1/\","
 				+ "\"token_endpoint\":\"https://login.example.test/tenant-1/token\","
 				+ "\"jwks_uri\":\"https://login.example.test/tenant-1/.well-known/jwks.json\","
-				+ "\"grant_types_supported\":[\"password\"]," + "\"response_types_supported\":[],"
+				+ "\"grant_types_supported\":[\"password\",\"refresh_token\"],"
+				+ "\"revocation_endpoint\":\"https://login.example.test/tenant-1/revoke\","
+				+ "\"revocation_endpoint_auth_methods_supported\":[\"none\"]," + "\"response_types_supported\":[],"
 				+ "\"subject_types_supported\":[\"public\"]," + "\"id_token_signing_alg_values_supported\":[\"RS256\"],"
 				+ "\"token_endpoint_auth_methods_supported\":[\"none\"],"
 				+ "\"claims_supported\":[\"iss\",\"aud\",\"sub\",\"iat\",\"exp\",\"sid\",\"jti\",\"client_id\",\"name\","
@@ -480,7 +529,7 @@ class TokenControllerTest {
 
 	@Test
 	void everyErrorAnswerIsCountedWithItsCode() throws Exception {
-		given(this.users.findByEmail("down@example.com"))
+		given(this.users.findForLogin("down@example.com"))
 			.willThrow(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
 					new java.sql.SQLTransientConnectionException("simple-auth - Connection is not available")));
 		Map<String, Double> before = samples();
@@ -510,6 +559,11 @@ class TokenControllerTest {
 		String text = this.registry.scrape();
 		assertThat(text).contains("simpleauth_key_reloads_total{result=\"success\"} 0.0",
 				"simpleauth_key_reloads_total{result=\"failure\"} 0.0");
+		assertThat(text).contains("# TYPE simpleauth_rejections_total counter",
+				"simpleauth_rejections_total{reason=\"username_locked\"}",
+				"simpleauth_rejections_total{reason=\"address_locked\"}",
+				"simpleauth_rejections_total{reason=\"overload\"}", "simpleauth_rejections_total{reason=\"refresh_reuse\"}",
+				"simpleauth_token_requests_total{error=\"temporarily_unavailable\",status=\"429\"}");
 		assertThat(text).contains("# TYPE simpleauth_token_requests_total counter",
 				"# TYPE simpleauth_key_reloads_total counter",
 				"# TYPE simpleauth_password_checks_total counter",
@@ -548,6 +602,194 @@ class TokenControllerTest {
 			}
 		});
 		return moved;
+	}
+
+	// ------------------------------------------------------------------ the refresh grant (spec/README §7)
+
+	@Test
+	void aRefreshIsANewPairInTheFamilyWithANewRefreshToken() throws Exception {
+		UUID family = UUID.randomUUID();
+		given(this.sessions.rotate(eq(RefreshToken.sha256(TOKEN)), isNull(), any()))
+			.willReturn(Optional.of(new Session(family, "mobile", JOHN)));
+		MvcResult result = this.mvc.perform(json("{\"grant_type\":\"refresh_token\",\"refresh_token\":\"" + TOKEN + "\"}"))
+			.andExpect(status().isOk())
+			.andExpect(header().string("Cache-Control", "no-store"))
+			.andExpect(header().string("Pragma", "no-cache"))
+			.andReturn();
+		JsonNode body = JsonMapper.shared().readTree(result.getResponse().getContentAsString());
+		assertThat(body.propertyNames()).containsExactly("access_token", "id_token", "token_type", "expires_in",
+				"refresh_token");
+		String next = body.get("refresh_token").stringValue();
+		assertThat(next).matches("[A-Za-z0-9_-]{43}").isNotEqualTo(TOKEN);
+		then(this.sessions).should().rotate(eq(RefreshToken.sha256(TOKEN)), isNull(), eq(RefreshToken.sha256(next)));
+		JsonNode access = jose(body.get("access_token").stringValue(), 1);
+		assertThat(access.get("sid").stringValue()).isEqualTo(family.toString());
+		assertThat(access.get("client_id").stringValue()).isEqualTo("mobile");
+		assertThat(jose(body.get("id_token").stringValue(), 1).get("email").stringValue()).isEqualTo(JOHN.email());
+		then(this.users).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void aFormRefreshNamingItsClientIsRotatedForThatClient() throws Exception {
+		given(this.sessions.rotate(any(), eq("web"), any()))
+			.willReturn(Optional.of(new Session(UUID.randomUUID(), "web", JOHN)));
+		this.mvc.perform(form("grant_type=refresh_token&refresh_token=" + TOKEN + "&client_id=web"))
+			.andExpect(status().isOk());
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "short", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8A",
+			"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln" })
+	void aMalformedRefreshTokenIsInvalidGrantWithoutTheDatabase(String token) throws Exception {
+		expectError(this.mvc.perform(json("{\"grant_type\":\"refresh_token\",\"refresh_token\":\"" + token + "\"}")), 400)
+			.andExpect(content().bytes(INVALID_REFRESH_TOKEN.getBytes()));
+		then(this.sessions).shouldHaveNoInteractions();
+	}
+
+	@Test
+	void aTokenThatDoesNotRotateIsInvalidGrantWithTheRefreshBytes() throws Exception {
+		given(this.sessions.rotate(any(), any(), any())).willReturn(Optional.empty());
+		expectError(this.mvc.perform(form("grant_type=refresh_token&refresh_token=" + TOKEN)), 400)
+			.andExpect(content().bytes(INVALID_REFRESH_TOKEN.getBytes()));
+		then(this.sessions).should().revokeFamilyOfUsed(RefreshToken.sha256(TOKEN));
+	}
+
+	@Test
+	void aRefreshWithTheDatabaseDownIs503() throws Exception {
+		given(this.sessions.rotate(any(), any(), any())).willThrow(new DatabaseUnavailableException(
+				new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection")));
+		expectError(this.mvc.perform(json("{\"grant_type\":\"refresh_token\",\"refresh_token\":\"" + TOKEN + "\"}")), 503)
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(errorCode("temporarily_unavailable"));
+	}
+
+	// ------------------------------------------------------------------ POST /revoke (spec/README §3)
+
+	@Test
+	void aRevocationIs200WithAnEmptyBodyInBothEncodings() throws Exception {
+		for (MockHttpServletRequestBuilder request : List.of(
+				post("/revoke").contentType(MediaType.APPLICATION_JSON).content("{\"token\":\"" + TOKEN + "\"}"),
+				post("/revoke").contentType("application/x-www-form-urlencoded; charset=utf-8")
+					.content("token=" + TOKEN + "&token_type_hint=refresh_token"))) {
+			MvcResult result = this.mvc.perform(request)
+				.andExpect(status().isOk())
+				.andExpect(header().string("Cache-Control", "no-store"))
+				.andReturn();
+			assertThat(result.getResponse().getContentAsByteArray()).isEmpty();
+		}
+		then(this.sessions).should(times(2)).revokeFamily(RefreshToken.sha256(TOKEN));
+	}
+
+	@Test
+	void anyOtherTokenIs200TooWithoutTheDatabase() throws Exception {
+		this.mvc.perform(post("/revoke").contentType(MediaType.APPLICATION_JSON).content("{\"token\":\"eyJ.x.y\"}"))
+			.andExpect(status().isOk());
+		then(this.sessions).shouldHaveNoInteractions();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "{}", "{\"token\":\"\"}", "{\"token\":null}", "{\"token\":5}", "not json", "[]" })
+	void aJsonRevocationWithoutAStringTokenIs400(String body) throws Exception {
+		expectError(this.mvc.perform(post("/revoke").contentType(MediaType.APPLICATION_JSON).content(body)), 400)
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "", "token=", "token=a&token=b", "token_type_hint=refresh_token" })
+	void aFormRevocationWithoutExactlyOneTokenIs400(String body) throws Exception {
+		expectError(this.mvc.perform(post("/revoke").contentType(MediaType.APPLICATION_FORM_URLENCODED).content(body)), 400)
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	@Test
+	void aRevocationIs415And413LikeAToken() throws Exception {
+		expectError(this.mvc.perform(post("/revoke").contentType("text/plain").content("token=x")), 415)
+			.andExpect(errorCode("invalid_request"));
+		expectError(this.mvc.perform(post("/revoke").content("token=x")), 415);
+		expectError(this.mvc.perform(post("/revoke").contentType(MediaType.APPLICATION_FORM_URLENCODED)
+			.content("token=" + "x".repeat(8200))), 413)
+			.andExpect(errorCode("invalid_request"));
+	}
+
+	@Test
+	void aRevocationWithTheDatabaseDownIs503() throws Exception {
+		willThrow(new DatabaseUnavailableException(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection")))
+			.given(this.sessions)
+			.revokeFamily(any());
+		expectError(this.mvc.perform(post("/revoke").contentType(MediaType.APPLICATION_JSON)
+			.content("{\"token\":\"" + TOKEN + "\"}")), 503)
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(errorCode("temporarily_unavailable"));
+	}
+
+	// ------------------------------------------------------------------ limits (spec/README §8)
+
+	@Test
+	void aLockedUsernameIs429WithItsRetryAfter() throws Exception {
+		given(this.users.findForLogin("locked@example.com")).willReturn(new Login(Optional.of(JOHN), 42));
+		expectError(this.mvc.perform(json("{\"username\":\"locked@example.com\",\"password\":\"TopSecret0!\"}")), 429)
+			.andExpect(header().string("Retry-After", "42"))
+			.andExpect(content().bytes(TOO_MANY_FAILED_LOGINS.getBytes()));
+	}
+
+	@Test
+	void aLockedAddressIs429BeforeTheDatabaseAndTheTrustedHeaderNamesIt() throws Exception {
+		InetAddress guesser = InetAddress.getByName("203.0.113.66");
+		willThrow(new TooManyFailedLogins(17)).given(this.addresses).check(guesser);
+		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")
+			.header("Fly-Client-IP", "203.0.113.66")), 429)
+			.andExpect(header().string("Retry-After", "17"))
+			.andExpect(content().bytes(TOO_MANY_FAILED_LOGINS.getBytes()));
+		then(this.users).shouldHaveNoInteractions();
+		this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")
+			.header("X-Forwarded-For", "203.0.113.66, 198.51.100.1")).andExpect(status().isOk());
+	}
+
+	@Test
+	void aFailedLoginIsCountedForTheUsernameAndTheAddress() throws Exception {
+		this.mvc.perform(json("{\"username\":\"John@Example.com\",\"password\":\"wrong\"}")
+			.header("X-Forwarded-For", "198.51.100.9")).andExpect(errorCode("invalid_grant"));
+		then(this.users).should().countFailure("John@Example.com");
+		then(this.addresses).should().failed(InetAddress.getByName("198.51.100.9"));
+	}
+
+	@Test
+	void anArgon2idCheckWithNoPermitLeftIs503WithTheDatabasesBody() throws Exception {
+		given(this.users.findForLogin("down@example.com")).willThrow(new DatabaseUnavailableException(
+				new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection")));
+		String unavailable = this.mvc.perform(json("{\"username\":\"down@example.com\",\"password\":\"x\"}"))
+			.andReturn()
+			.getResponse()
+			.getContentAsString();
+		try (PasswordCheckLimit.Permit a = this.passwordChecks.acquire();
+				PasswordCheckLimit.Permit b = this.passwordChecks.acquire()) {
+			for (String username : new String[] { "nobody@example.com", "broken@example.com" }) {
+				expectError(this.mvc.perform(json("{\"username\":\"" + username + "\",\"password\":\"x\"}")), 503)
+					.andExpect(header().string("Retry-After", "1"))
+					.andExpect(content().string(unavailable));
+			}
+			this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}"))
+				.andExpect(status().isOk()); // the legacy HMAC needs no permit
+		}
+		assertThat(this.passwordChecks.available()).isEqualTo(2);
+		then(this.users).should(never()).countFailure(anyString());
+	}
+
+	@Test
+	void limitsAreCountedAsRejectionsAndTheirAnswers() throws Exception {
+		given(this.users.findForLogin("locked@example.com")).willReturn(new Login(Optional.empty(), 5));
+		Map<String, Double> before = samples();
+		this.mvc.perform(json("{\"username\":\"locked@example.com\",\"password\":\"x\"}"));
+		try (PasswordCheckLimit.Permit a = this.passwordChecks.acquire();
+				PasswordCheckLimit.Permit b = this.passwordChecks.acquire()) {
+			this.mvc.perform(json("{\"username\":\"nobody@example.com\",\"password\":\"x\"}"));
+		}
+		Map<String, Double> moved = moved(before, samples());
+		assertThat(moved).containsEntry("simpleauth_rejections_total{reason=\"username_locked\"}", 1.0)
+			.containsEntry("simpleauth_rejections_total{reason=\"overload\"}", 1.0)
+			.containsEntry("simpleauth_token_requests_total{error=\"temporarily_unavailable\",status=\"429\"}", 1.0)
+			.containsEntry("simpleauth_token_requests_total{error=\"temporarily_unavailable\",status=\"503\"}", 1.0)
+			.doesNotContainKey("simpleauth_rejections_total{reason=\"address_locked\"}");
 	}
 
 	// ------------------------------------------------------------------ helpers
