@@ -41,8 +41,11 @@ def schemathesis_cli() -> str:
 
 
 def schemathesis_args(base_url: str, seed: int) -> list[str]:
+    # Examples and fuzzing, not the coverage phase: since the refresh grant's anyOf bodies and /revoke, the coverage
+    # phase crashes inside Hypothesis on CPython 3.11 ("SystemError: AST constructor recursion depth mismatch" while
+    # describing the any-JSON strategy of additionalProperties), whatever the stack answers.
     return ["--config-file", str(CONFIG), "run", str(SPEC), "--url", base_url, "--max-examples", str(EXAMPLES),
-            "-w", "2", "--seed", str(seed),
+            "-w", "2", "--seed", str(seed), "--phases", "examples,fuzzing",
             "--checks", CHECKS, "--no-color"]
 
 
