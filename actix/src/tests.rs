@@ -587,6 +587,31 @@ async fn a_locked_address_is_429_before_the_database_and_counted() {
 }
 
 #[actix_rt::test]
+async fn a_shed_check_is_a_failure_of_its_address_only() {
+    let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "2"), ("LOGIN_FAILURE_WINDOW_SECONDS", "60")]);
+    let tokens = &state.tokens;
+    let flooding: std::net::IpAddr = "192.0.2.9".parse().expect("ip");
+    let other: std::net::IpAddr = "192.0.2.10".parse().expect("ip");
+    let now = std::time::Instant::now();
+    // An answer that was not shed counts nothing here (an invalid_grant is counted by the grant itself).
+    assert!(matches!(tokens.shed(Err::<(), _>(ApiError::InvalidGrant), Some(flooding)), Err(ApiError::InvalidGrant)));
+    assert!(tokens.shed(Ok(()), Some(flooding)).is_ok());
+    assert!(tokens.addresses.check(flooding, now).is_ok());
+    for _ in 0..2 {
+        assert!(matches!(tokens.shed(Err::<(), _>(ApiError::Overloaded), Some(flooding)), Err(ApiError::Overloaded)));
+    }
+    assert!(tokens.addresses.check(flooding, now).is_err(), "two shed checks lock the address");
+    assert!(tokens.addresses.check(other, now).is_ok(), "and no other");
+    // No address (an untracked client): shed, counted as a rejection, nothing to lock.
+    assert!(matches!(tokens.shed(Err::<(), _>(ApiError::Overloaded), None), Err(ApiError::Overloaded)));
+    let app = atest::init_service(App::new().app_data(state.clone()).configure(handlers::routes)).await;
+    let response = atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
+    let text = String::from_utf8(atest::read_body(response).await.to_vec()).expect("utf-8");
+    let line = r#"simpleauth_rejections_total{reason="overload"} 3"#;
+    assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+}
+
+#[actix_rt::test]
 async fn proxy_headers_name_the_address_only_when_trusted() {
     let peer: std::net::SocketAddr = "10.1.1.1:5000".parse().expect("addr");
     let client: std::net::IpAddr = "203.0.113.9".parse().expect("ip");

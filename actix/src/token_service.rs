@@ -2,8 +2,9 @@
 //! of spec/README.md.
 //!
 //! - Password grant: client-address limit → user and username lock (one
-//!   query) → overload → password → on failure the two failure counts, on
-//!   success a new session (family) with its first refresh token → sign.
+//!   query) → overload (a shed check is a failure of the address) → password
+//!   → on failure the two failure counts, on success a new session (family)
+//!   with its first refresh token → sign.
 //! - Refresh grant: token shape → rotate (or, for a used token, revoke its
 //!   family) → sign for the user as the database has it now.
 //! - Revoke: the family of a well-formed token.
@@ -105,12 +106,12 @@ impl TokenService {
                 return Err(ApiError::TooManyFailures { lock: Lock::Username, retry_after });
             }
             Login::Unknown => {
-                self.shed(self.passwords.verify_unknown_user(password).await)?;
+                self.shed(self.passwords.verify_unknown_user(password).await, address)?;
                 None
             }
             Login::User(mut user) => {
                 let stored = std::mem::take(&mut user.password_hash);
-                match self.shed(self.passwords.verify(password, stored).await)? {
+                match self.shed(self.passwords.verify(password, stored).await, address)? {
                     Verification::Match => Some(user),
                     Verification::Mismatch => None,
                     Verification::Unusable(reason) => {
@@ -175,10 +176,17 @@ impl TokenService {
         }
     }
 
-    /// A check shed by the MAX_PASSWORD_CHECKS limit is counted as a rejection.
-    fn shed<T>(&self, result: Result<T, ApiError>) -> Result<T, ApiError> {
+    /// A check shed by the MAX_PASSWORD_CHECKS limit is counted as a
+    /// rejection and as a failure of the client's address (spec/README.md
+    /// §8): an address that keeps sending logins this instance cannot afford
+    /// to check is locked as a guesser's is, without waiting for checks to
+    /// finish. Not a failure of the username (no write per shed request).
+    pub(crate) fn shed<T>(&self, result: Result<T, ApiError>, address: Option<IpAddr>) -> Result<T, ApiError> {
         if matches!(result, Err(ApiError::Overloaded)) {
             self.rejections.overload();
+            if let Some(address) = address {
+                self.addresses.record_failure(address, Instant::now());
+            }
         }
         result
     }

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 import requests
+from argon2.low_level import Type, hash_secret
 
 import stackctl
 from helpers import (INVALID_GRANT_BODY, JANE, JOHN, assert_error, assert_token_pair, cache_directives, jose_header,
@@ -531,6 +532,44 @@ def test_overload_sheds_argon2id_checks_at_once(started):
     assert rejections(s)["overload"] == len(shed)
     assert others and set(others) == {200}, f"legacy-hash logins are not bounded: {sorted(set(others))}"
     assert_session(token(s, JANE))  # every permit was given back
+
+
+def test_shed_grants_count_toward_the_address_limit(started, sql):
+    """A password grant shed by the overload limit counts one failure for its address (spec/README.md §8): an address
+    that keeps sending logins the service cannot afford to check is locked, though no check of its own finished."""
+    s = started("shed", MAX_PASSWORD_CHECKS="1", LOGIN_IP_MAX_FAILURES="3", LOGIN_FAILURE_WINDOW_SECONDS="120")
+    # A user whose check holds the only permit for a while: argon2id with 64 passes (the stacks' bound on t), 32 times
+    # the default's time, from another address so that its request counts nothing against the probes' one.
+    email = f"slow-{uuid.uuid4().hex[:12]}@example.com"
+    slow_hash = hash_secret(b"slow-pass", uuid.uuid4().bytes, time_cost=64, memory_cost=19456, parallelism=1,
+                            hash_len=32, type=Type.ID).decode()
+    sql("INSERT INTO users (id, username, name, email, password_hash) VALUES (gen_random_uuid(), %s, 'Slow', %s, %s)",
+        email.split("@")[0], email, slow_hash)
+    held: list[int] = []
+    holder = threading.Thread(target=lambda: held.append(post_from(OTHER_ADDRESS, s, {"username": email,
+                                                                                       "password": "slow-pass"})[0]))
+    holder.start()
+    time.sleep(0.3)  # its lookup done, its check running: every argon2id check from here on is shed
+    try:
+        answers = []
+        for i in range(6):
+            a = answer(token(s, {"username": f"shed{i}-{uuid.uuid4().hex[:8]}@example.com", "password": "x"}))
+            answers.append(a)
+            if a[0] == 429:
+                break
+    finally:
+        holder.join(timeout=60)
+    statuses = [a[0] for a in answers]
+    assert set(statuses[:3]) <= {400, 503} and 503 in statuses[:3], \
+        f"the slow check held the only permit, so the probes were shed: {statuses}"
+    assert len(statuses) == 4, f"three counted answers (400s and shed 503s) lock the address, the fourth is 429: " \
+                               f"{statuses}"
+    assert_locked(*answers[3], window=120)
+    assert_locked(*answer(token(s, JOHN)), window=120)
+    status, _, payload = post_from(OTHER_ADDRESS, s, JOHN)
+    assert status == 200, ("the other address has no failures", status, payload[:300])
+    assert held == [200], f"the slow user's own login succeeded: {held}"
+    assert rejections(s)["overload"] == statuses.count(503)
 
 
 # --------------------------------------------------------------------------- settings (§5)

@@ -10,7 +10,9 @@ import scala.util.Try
  * The two grants and the revocation (contract §1, §7, §8).
  *
  * The password grant, in the contract's order of checks: the client address's limit (in memory) → the user and
- * the username's lock (one query) → the overload limit (argon2id checks only) → the password → on a match a
+ * the username's lock (one query) → the overload limit (argon2id checks only; a shed check counts as a failure of
+ * the address, so that a flood of logins this instance cannot afford to check locks its address) → the password → on
+ * a match a
  * new session (its first refresh token stored, the failure count cleared) and the signed pair; on a refusal the
  * failure counted for the username (in the database) and the address (in memory). An unknown user, a wrong
  * password and an unusable stored hash are refused alike, after the same argon2id work, so neither the answer nor
@@ -62,7 +64,9 @@ final class TokenService(
           case LoginLookup(_, Some(seconds)) => refuse(RejectionReason.UsernameLocked, ApiError.tooManyFailedLogins(seconds))
           case LoginLookup(user, None) =>
             checkPassword(request.password, user) match {
-              case None => refuse(RejectionReason.Overload, ApiError.temporarilyUnavailable)
+              case None =>
+                address.foreach(addresses.recordFailure) // not the username's: no write per shed request
+                refuse(RejectionReason.Overload, ApiError.temporarilyUnavailable)
               case Some(checked) =>
                 checked.flatMap {
                   case Some(matched) => startSession(request, matched)

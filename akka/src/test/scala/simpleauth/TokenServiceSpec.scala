@@ -151,6 +151,19 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       f.login("john@example.com", "wrong") shouldBe Left(ApiError.invalidGrant)
     }
 
+    "count a shed check as a failure of its address, not of its username" in {
+      val f = new Fixture(permits = 0, ipMaxFailures = 2)
+      f.login("ghost@example.com", "x") shouldBe Left(ApiError.temporarilyUnavailable)
+      f.login("jane@example.com", "x") shouldBe Left(ApiError.temporarilyUnavailable)
+      val calls = f.store.calls
+      f.login("john@example.com", "TopSecret0!") shouldBe Left(ApiError.tooManyFailedLogins(300))
+      f.store.calls shouldBe calls // locked before the database is asked
+      f.store.failureCount("jane@example.com") shouldBe None
+      f.issued(f.login("john@example.com", "TopSecret0!", from = Some(InetAddress.getByName("192.0.2.8"))))
+      f.login("ghost@example.com", "x", from = None) shouldBe Left(ApiError.temporarilyUnavailable) // nothing to lock
+      f.rejections("overload") shouldBe 3
+    }
+
     "give the permit back after an argon2id check, matched or not" in {
       val f = new Fixture(permits = 1)
       f.issued(f.login("jane@example.com", "CorrectHorse9!"))

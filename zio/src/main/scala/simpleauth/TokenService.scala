@@ -70,7 +70,11 @@ object TokenService:
         user   <- authenticate(lookup.user, request.password).tapError {
                     case ApiError.InvalidGrant =>
                       addresses.failed(address) *> users.recordFailure(request.username).orElseFail(unavailable)
-                    case _ => ZIO.unit
+                    // authenticate asks no database: its only 503 is a check shed by the overload limit, a failure of
+                    // the address (contract §8) so that a flood of logins this instance cannot afford to check locks
+                    // its address; not of the username (no write per shed request)
+                    case ApiError.TemporarilyUnavailable => addresses.failed(address)
+                    case _                               => ZIO.unit
                   }
         tokens <- startSession(request.username, user, request.clientId.getOrElse(defaultClientId))
       yield tokens

@@ -128,6 +128,29 @@ object LimitsSpec extends ZIOSpecDefault:
         after >= before + 3,
         firstA.status == 200
       )
+    },
+    test("a shed check is a failure of its address (LOGIN_IP_MAX_FAILURES sheds lock it), not of its username") {
+      for
+        checks  <- ZIO.service[Checks]
+        db      <- ZIO.service[InMemoryDatabase]
+        latch    = new CountDownLatch(1)
+        _       <- ZIO.succeed(checks.gate.set(latch))
+        _       <- ZIO.succeed(checks.entered.set(0))
+        holder  <- login("jane@example.com", "CorrectHorse9!", "192.0.2.70").fork
+        _       <- ZIO.succeed(checks.entered.get).repeatUntil(_ >= 1).timeout(10.seconds)
+        shed    <- ZIO.foreach(List("ghost-1@example.com", "ghost-2@example.com"))(u => login(u, "x", "192.0.2.71"))
+        locked  <- login("john@example.com", "TopSecret0!", "192.0.2.71")
+        other   <- login("john@example.com", "TopSecret0!", "192.0.2.72")
+        counted <- db.failureCount("ghost-1@example.com")
+        _       <- ZIO.succeed(latch.countDown())
+        held    <- holder.join
+      yield assertTrue(
+        shed.forall(_.status == 503),
+        locked.status == 429, locked.body == tooMany, retryWithinWindow(locked),
+        other.status == 200,
+        counted == 0,
+        held.status == 200
+      )
     }
   ).provide(
     InMemoryDatabase.layer(maxFailures = 3, windowSeconds = 300),

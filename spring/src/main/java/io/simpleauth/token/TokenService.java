@@ -7,6 +7,7 @@ import java.util.UUID;
 import io.simpleauth.config.CpuBoundExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.limits.AddressLimit;
+import io.simpleauth.limits.Overloaded;
 import io.simpleauth.limits.PasswordCheckLimit;
 import io.simpleauth.limits.TooManyFailedLogins;
 import io.simpleauth.metrics.Metrics;
@@ -82,7 +83,7 @@ public class TokenService {
 			throw new TooManyFailedLogins(login.lockedForSeconds());
 		}
 		Optional<User> found = login.user();
-		if (!verified(found, request.password())) {
+		if (!verified(found, request.password(), client)) {
 			this.addresses.failed(client);
 			this.users.countFailure(request.username());
 			return Optional.empty();
@@ -135,13 +136,13 @@ public class TokenService {
 	/**
 	 * Whether the password matches. The legacy HMAC (microseconds) runs here; every argon2id run — the stored hash, the
 	 * unknown user's or the unusable hash's dummy — runs on the CPU pool under a permit of the overload limit, held
-	 * while it waits for a thread and runs.
+	 * while it waits for a thread and runs; without one the check is shed ({@link #acquireCheck}).
 	 */
-	private boolean verified(Optional<User> found, String password) {
+	private boolean verified(Optional<User> found, String password, InetAddress client) {
 		if (found.isPresent() && this.passwords.isLegacy(found.get().passwordHash())) {
 			return this.passwords.verify(password, found.get().passwordHash()) == Verification.MATCH;
 		}
-		try (PasswordCheckLimit.Permit permit = this.checks.acquire()) {
+		try (PasswordCheckLimit.Permit permit = acquireCheck(client)) {
 			return this.cpu.call(() -> {
 				try {
 					return verifyArgon2id(found, password);
@@ -152,6 +153,21 @@ public class TokenService {
 					permit.close();
 				}
 			});
+		}
+	}
+
+	/**
+	 * A permit of the overload limit; when none is free the check is shed ({@link Overloaded}) and counted as a failure
+	 * of the client's address, so that a flood of logins this instance cannot afford to check locks its address
+	 * (spec/README §8). Not of the username: that would be a write per shed request.
+	 */
+	private PasswordCheckLimit.Permit acquireCheck(InetAddress client) {
+		try {
+			return this.checks.acquire();
+		}
+		catch (Overloaded ex) {
+			this.addresses.failed(client);
+			throw ex;
 		}
 	}
 

@@ -184,7 +184,8 @@ class TokenServiceTest {
 	}
 
 	@Test
-	void withEveryPermitTakenAnArgon2idCheckIsShedAtOnceAndNotCounted() {
+	void withEveryPermitTakenAnArgon2idCheckIsShedAtOnceAndCountedForTheAddressOnly() throws Exception {
+		InetAddress other = InetAddress.getByAddress(new byte[] { 10, 0, 0, 2 });
 		found(user(ARGON_HASH));
 		try (PasswordCheckLimit.Permit a = this.checks.acquire(); PasswordCheckLimit.Permit b = this.checks.acquire()) {
 			assertThatThrownBy(() -> grant("argon-pass-1")).isInstanceOf(Overloaded.class);
@@ -194,11 +195,15 @@ class TokenServiceTest {
 			assertThatThrownBy(() -> grant("x")).as("the unusable hash's dummy").isInstanceOf(Overloaded.class);
 
 			found(user(JOHN_HASH));
-			assertThat(grant("wrong")).as("the legacy HMAC is not bounded").isEmpty();
+			assertThatThrownBy(() -> grant("TopSecret0!")).as("three sheds lock the address (LOGIN_IP_MAX_FAILURES=3)")
+				.isInstanceOf(TooManyFailedLogins.class);
+			assertThat(this.service.passwordGrant(new TokenRequest.Password("someone@example.com", "wrong"), other))
+				.as("the legacy HMAC is not bounded, and another address is not locked")
+				.isEmpty();
 		}
 		assertThat(rejections("overload")).isEqualTo(3);
 		assertThat(checks("argon2id", "mismatch") + checks("dummy", "mismatch") + checks("unknown", "unusable")).isZero();
-		then(this.users).should(times(1)).countFailure(anyString());
+		then(this.users).should(times(1)).countFailure(anyString()); // the legacy failure; no shed counts the username
 	}
 
 	@Test
