@@ -1113,11 +1113,13 @@ def cmd_out(cmd: list[str]) -> str | None:
 
 
 def library_versions(stack: Stack) -> dict:
-    """The main libraries each stack resolved, read from its lock or build files."""
+    """The versions of the libraries the stack's manifest names (`libraries` in stack.json, spec/README.md "Stack
+    manifests"), as the stack resolved them: from Cargo.lock, build.sbt (plus its Scala version) or the libraries
+    inside the built Spring Boot jar. A stack without the list records every dependency its build.sbt declares."""
     d, out = stack.dir, {}
+    wanted = set(stack.manifest.get("libraries") or [])
     lock = d / "Cargo.lock"
     if lock.exists():
-        wanted = {"actix-web", "tokio", "tokio-postgres", "deadpool-postgres", "jsonwebtoken", "aws-lc-rs", "argon2"}
         for name, ver in re.findall(r'name = "([^"]+)"\nversion = "([^"]+)"', lock.read_text()):
             if name in wanted:
                 out[name] = ver
@@ -1125,6 +1127,8 @@ def library_versions(stack: Stack) -> dict:
     if sbt.exists():
         text = sbt.read_text()
         for m in re.finditer(r'"([\w.-]+)"\s+%%?%?\s+"([\w.-]+)"\s+%\s+("[\w.-]+"|\w+)', text):
+            if wanted and m.group(2) not in wanted:
+                continue
             ver = m.group(3).strip('"')
             if not m.group(3).startswith('"'):
                 vm = re.search(rf"val\s+{ver}\s*=\s*\"([^\"]+)\"", text)
@@ -1142,9 +1146,8 @@ def library_versions(stack: Stack) -> dict:
         jar = stack.artifact
         if jar.exists():
             names = cmd_out(["sh", "-c", f"unzip -Z1 '{jar}' 'BOOT-INF/lib/*' 2>/dev/null | tr '\\n' ' '"]) or ""
-            for lib in ("spring-webmvc", "tomcat-embed-core", "HikariCP", "postgresql", "nimbus-jose-jwt", "bcprov-jdk18on",
-                        "AmazonCorrettoCryptoProvider"):
-                m = re.search(rf"BOOT-INF/lib/{lib}-([\d][\w.]*?(?:-[A-Z][\w]*)?)(?:-linux-x86_64)?\.jar", names)
+            for lib in sorted(wanted):
+                m = re.search(rf"BOOT-INF/lib/{re.escape(lib)}-([\d][\w.]*?(?:-[A-Z][\w]*)?)(?:-linux-x86_64)?\.jar", names)
                 if m:
                     out[lib] = m.group(1)
     return out
