@@ -4,7 +4,8 @@ import java.net.InetAddress;
 import java.util.Optional;
 import java.util.UUID;
 
-import io.simpleauth.config.CpuBoundExecutor;
+import io.simpleauth.config.PasswordCheckExecutor;
+import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.limits.AddressLimit;
 import io.simpleauth.limits.Overloaded;
@@ -28,7 +29,7 @@ import org.springframework.stereotype.Service;
  * (its first refresh token) and the token pair, its access token naming the request's {@code client_id}, else
  * {@code DEFAULT_CLIENT_ID}. The refresh grant: the presented token rotated, the pair issued in its family.
  * <p>
- * Statements run on the request's virtual thread; argon2id and the signatures on the CPU pool, with no connection
+ * Statements run on the request's virtual thread; argon2id and the signatures on pools of their own, with no connection
  * held meanwhile. A refused grant is an empty answer; a lock is {@link TooManyFailedLogins}, a shed argon2id check
  * {@link io.simpleauth.limits.Overloaded}, an unreachable database
  * {@link io.simpleauth.user.DatabaseUnavailableException}.
@@ -46,7 +47,9 @@ public class TokenService {
 
 	private final TokenSigner signer;
 
-	private final CpuBoundExecutor cpu;
+	private final SigningExecutor signing;
+
+	private final PasswordCheckExecutor passwordChecks;
 
 	private final AddressLimit addresses;
 
@@ -57,13 +60,14 @@ public class TokenService {
 	private final String defaultClientId;
 
 	public TokenService(UserRepository users, SessionRepository sessions, PasswordVerifier passwords, TokenSigner signer,
-			CpuBoundExecutor cpu, AddressLimit addresses, PasswordCheckLimit checks, Metrics metrics,
+			SigningExecutor signing, PasswordCheckExecutor passwordChecks, AddressLimit addresses, PasswordCheckLimit checks, Metrics metrics,
 			Settings settings) {
 		this.users = users;
 		this.sessions = sessions;
 		this.passwords = passwords;
 		this.signer = signer;
-		this.cpu = cpu;
+		this.signing = signing;
+		this.passwordChecks = passwordChecks;
 		this.addresses = addresses;
 		this.checks = checks;
 		this.metrics = metrics;
@@ -93,7 +97,7 @@ public class TokenService {
 		UUID sid = UUID.randomUUID();
 		String refreshToken = RefreshToken.generate();
 		this.sessions.start(request.username(), RefreshToken.sha256(refreshToken), sid, user.id(), clientId);
-		return Optional.of(new GrantedTokens(this.cpu.callFirst(() -> this.signer.issue(user, clientId, sid)),
+		return Optional.of(new GrantedTokens(this.signing.call(() -> this.signer.issue(user, clientId, sid)),
 				refreshToken));
 	}
 
@@ -121,8 +125,8 @@ public class TokenService {
 			this.sessions.revokeFamilyOfUsed(presented);
 			return Optional.empty();
 		}
-		TokenPair pair = this.cpu
-			.callFirst(() -> this.signer.issue(session.user(), session.clientId(), session.familyId()));
+		TokenPair pair = this.signing
+			.call(() -> this.signer.issue(session.user(), session.clientId(), session.familyId()));
 		return Optional.of(new GrantedTokens(pair, next));
 	}
 
@@ -135,15 +139,15 @@ public class TokenService {
 
 	/**
 	 * Whether the password matches. The legacy HMAC (microseconds) runs here; every argon2id run — the stored hash, the
-	 * unknown user's or the unusable hash's dummy — runs on the CPU pool under a permit of the overload limit, held
-	 * while it waits for a thread and runs; without one the check is shed ({@link #acquireCheck}).
+	 * unknown user's or the unusable hash's dummy — runs on the password-check pool under a permit of the overload
+	 * limit, held while it waits for a thread and runs; without one the check is shed ({@link #acquireCheck}).
 	 */
 	private boolean verified(Optional<User> found, String password, InetAddress client) {
 		if (found.isPresent() && this.passwords.isLegacy(found.get().passwordHash())) {
 			return this.passwords.verify(password, found.get().passwordHash()) == Verification.MATCH;
 		}
 		try (PasswordCheckLimit.Permit permit = acquireCheck(client)) {
-			return this.cpu.call(() -> {
+			return this.passwordChecks.call(() -> {
 				try {
 					return verifyArgon2id(found, password);
 				}

@@ -1,11 +1,9 @@
 package io.simpleauth.config;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.Supplier;
+import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,56 +11,49 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class CpuBoundExecutorTest {
 
-	private final CpuBoundExecutor cpu = new CpuBoundExecutor(1);
+	private final SigningExecutor signing = new SigningExecutor(1);
+
+	private final PasswordCheckExecutor passwordChecks = new PasswordCheckExecutor(1);
+
+	@AfterEach
+	void stop() {
+		this.signing.destroy();
+		this.passwordChecks.destroy();
+	}
 
 	@Test
-	void aVirtualThreadsWorkRunsOnAPlatformThread() throws Exception {
-		String[] seen = new String[1];
-		Thread virtual = Thread.ofVirtual().start(() -> seen[0] = this.cpu.call(() -> Thread.currentThread().isVirtual() + ""));
+	void aVirtualThreadsWorkRunsOnAPlatformThreadOfItsPool() throws Exception {
+		String[] seen = new String[2];
+		Thread virtual = Thread.ofVirtual().start(() -> {
+			seen[0] = this.signing.call(() -> Thread.currentThread().isVirtual() + " " + Thread.currentThread().getName());
+			seen[1] = this.passwordChecks.call(() -> Thread.currentThread().getName());
+		});
 		virtual.join();
-		assertThat(seen[0]).isEqualTo("false");
-		this.cpu.destroy();
+		assertThat(seen).containsExactly("false signing-1", "password-1");
 	}
 
 	@Test
 	void runtimeExceptionsReachTheCallerUnwrapped() {
 		IllegalArgumentException failure = new IllegalArgumentException("refused");
-		assertThatThrownBy(() -> this.cpu.call(() -> {
+		assertThatThrownBy(() -> this.signing.call(() -> {
 			throw failure;
 		})).isSameAs(failure);
-		this.cpu.destroy();
 	}
 
 	@Test
-	void callFirstGoesAheadOfQueuedWorkAndEachPriorityIsFirstComeFirstServed() throws Exception {
-		CountDownLatch busy = new CountDownLatch(1);
+	void signingDoesNotWaitForARunningPasswordCheck() throws Exception {
+		CountDownLatch checking = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		List<String> order = new CopyOnWriteArrayList<>();
-		List<Thread> callers = new ArrayList<>();
-		callers.add(Thread.ofVirtual().start(() -> this.cpu.call(() -> {
-			busy.countDown();
+		Thread check = Thread.ofVirtual().start(() -> this.passwordChecks.call(() -> {
+			checking.countDown();
 			await(release);
 			return null;
-		})));
-		busy.await();
-		for (String name : new String[] { "check-1", "check-2", "sign-1", "sign-2" }) {
-			callers.add(Thread.ofVirtual().start(() -> {
-				Supplier<Object> work = () -> order.add(name);
-				if (name.startsWith("sign")) {
-					this.cpu.callFirst(work);
-				}
-				else {
-					this.cpu.call(work);
-				}
-			}));
-			Thread.sleep(50); // queued one after the other
-		}
+		}));
+		assertThat(checking.await(10, TimeUnit.SECONDS)).isTrue();
+		// The only password-check thread is busy; signing has threads of its own.
+		assertThat(this.signing.call(() -> "signed")).isEqualTo("signed");
 		release.countDown();
-		for (Thread caller : callers) {
-			caller.join();
-		}
-		assertThat(order).containsExactly("sign-1", "sign-2", "check-1", "check-2");
-		this.cpu.destroy();
+		check.join();
 	}
 
 	private static void await(CountDownLatch latch) {

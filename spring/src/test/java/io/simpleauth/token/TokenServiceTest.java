@@ -10,7 +10,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
-import io.simpleauth.config.CpuBoundExecutor;
+import io.simpleauth.config.PasswordCheckExecutor;
+import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.limits.AddressLimit;
 import io.simpleauth.limits.Overloaded;
@@ -75,14 +76,16 @@ class TokenServiceTest {
 
 	private final TokenSigner signer = mock(TokenSigner.class);
 
-	private final CpuBoundExecutor cpu = new CpuBoundExecutor();
+	private final SigningExecutor signing = new SigningExecutor();
+
+	private final PasswordCheckExecutor passwordChecks = new PasswordCheckExecutor();
 
 	private final AddressLimit addresses = new AddressLimit(this.settings, this.metrics);
 
 	private final PasswordCheckLimit checks = new PasswordCheckLimit(this.settings, this.metrics);
 
-	private final TokenService service = new TokenService(this.users, this.sessions, this.passwords, this.signer, this.cpu,
-			this.addresses, this.checks, this.metrics, this.settings);
+	private final TokenService service = new TokenService(this.users, this.sessions, this.passwords, this.signer,
+			this.signing, this.passwordChecks, this.addresses, this.checks, this.metrics, this.settings);
 
 	private final InetAddress client = InetAddress.getLoopbackAddress();
 
@@ -91,7 +94,8 @@ class TokenServiceTest {
 
 	@AfterEach
 	void stopPool() {
-		this.cpu.destroy();
+		this.signing.destroy();
+		this.passwordChecks.destroy();
 	}
 
 	// ------------------------------------------------------------------ the password grant: refusals
@@ -106,7 +110,7 @@ class TokenServiceTest {
 		assertThat(grant("TopSecret0!")).isEmpty();
 
 		then(this.passwords).should().padUnusable("TopSecret0!");
-		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("cpu-"));
+		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("password-"));
 		assertThat(totalChecks()).isEqualTo(1);
 		assertThat(checks("dummy", "mismatch")).isZero();
 		assertThat(checks(stored.startsWith("$argon2id$") ? "argon2id"
@@ -123,7 +127,7 @@ class TokenServiceTest {
 		assertThat(grant("TopSecret0!")).isEmpty();
 
 		then(this.passwords).should().verifyUnknownUser("TopSecret0!");
-		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("cpu-"));
+		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("password-"));
 		assertThat(totalChecks()).isEqualTo(1);
 		assertThat(checks("dummy", "mismatch")).isEqualTo(1);
 		then(this.users).should().countFailure("someone@example.com");

@@ -12,7 +12,8 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.simpleauth.SimpleAuthApplication;
 import io.simpleauth.Vectors;
-import io.simpleauth.config.CpuBoundExecutor;
+import io.simpleauth.config.PasswordCheckExecutor;
+import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.limits.AddressLimit;
 import io.simpleauth.limits.PasswordCheckLimit;
@@ -77,8 +78,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 /** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off")
-@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningKeys.class, CpuBoundExecutor.class,
-		Metrics.class, AddressLimit.class, PasswordCheckLimit.class, ClientAddress.class })
+@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningKeys.class, SigningExecutor.class,
+		PasswordCheckExecutor.class, Metrics.class, AddressLimit.class, PasswordCheckLimit.class, ClientAddress.class })
 @ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
 class TokenControllerTest {
 
