@@ -111,7 +111,7 @@ object App {
       s"""
          |simple-auth.db-dispatcher.thread-pool-executor.fixed-pool-size = ${settings.dbPoolSize}
          |simple-auth.hashing-dispatcher.thread-pool-executor.fixed-pool-size = $hashingThreads
-         |simple-auth.password-dispatcher.thread-pool-executor.fixed-pool-size = $hashingThreads
+         |simple-auth.password-dispatcher.thread-pool-executor.fixed-pool-size = ${Argon2Memory.checksAtOnce}
          |akka.coordinated-shutdown.exit-jvm = on
          |akka.coordinated-shutdown.exit-code = 0
          |""".stripMargin

@@ -71,6 +71,7 @@ final class PasswordVerifier(metrics: Metrics) {
         .withIterations(t)
         .withParallelism(p)
         .withSalt(salt)
+        .withBlockPool(Argon2Memory.pool) // the working memory reused, not allocated per check
         .build()
     )
     val actual = new Array[Byte](expected.length)

@@ -93,6 +93,7 @@ object Hashes:
       .withIterations(t)
       .withParallelism(p)
       .withSalt(salt)
+      .withBlockPool(Argon2Memory.pool) // the working memory reused, not allocated per check
       .build()
     val gen = new Argon2BytesGenerator()
     gen.init(params)

@@ -19,14 +19,14 @@ object PasswordVerifier:
     ZIO.serviceWithZIO[PasswordVerifier](_.verify(password, storedHash))
 
   /**
-   * One verification per core at a time: argon2id is CPU-bound and takes m KiB (19 MiB) per run. At most
-   * `MAX_PASSWORD_CHECKS` are admitted at once, running or waiting for a core.
+   * At most `Argon2Memory.checksAtOnce` verifications at a time (one per core, and one per 19 MiB working set the heap
+   * holds: one with the 96 MiB heap): argon2id is CPU-bound and takes m KiB (19 MiB) per run. At most
+   * `MAX_PASSWORD_CHECKS` are admitted at once, running or waiting for their turn.
    */
   val live: URLayer[Settings, PasswordVerifier] = ZLayer {
     for
       cfg       <- ZIO.service[Settings]
-      permits   <- ZIO.succeed(java.lang.Runtime.getRuntime.availableProcessors())
-      cores     <- Semaphore.make(permits.toLong)
+      cores     <- Semaphore.make(Argon2Memory.checksAtOnce.toLong)
       admission <- OverloadLimiter.make(cfg.limits.maxPasswordChecks)
       decoy     <- ZIO.attemptBlocking(Hashes.newDummyArgon2id()).orDie
     yield Live(decoy, cores, admission)

@@ -20,7 +20,8 @@ import org.springframework.stereotype.Component;
  * Checks a password against the PHC-style string in {@code users.password_hash}. The prefix picks the
  * scheme: {@code $argon2id$} (parameters read from the string) or the legacy {@code $hmac-sha256$}.
  * Anything else, or a malformed string, is {@link Verification#UNUSABLE}: the login fails, it never throws.
- * Stateless and thread-safe: {@link Mac} and the argon2 generator are created per call. Every verification is
+ * Thread-safe: {@link Mac} and the argon2 generator are created per call, the generator's working memory taken from
+ * the process's pool ({@link Argon2Memory}). Every verification is
  * counted ({@code simpleauth_password_checks_total}) under the scheme the stored string's prefix names.
  */
 @Component
@@ -169,6 +170,7 @@ public class PasswordVerifier {
 			.withIterations(stored.iterations())
 			.withParallelism(stored.lanes())
 			.withSalt(stored.salt())
+			.withBlockPool(Argon2Memory.pool())
 			.build();
 		Argon2BytesGenerator generator = new Argon2BytesGenerator();
 		generator.init(parameters);
