@@ -21,8 +21,9 @@ JOHN = stackctl.JOHN_LOGIN
 class Wrk:
     """wrk with users.lua in the background (the benchmark's own command line); .result() is its WRK_JSON line."""
 
-    def __init__(self, base_url: str, connections: int, seconds: int, scenario: str = "users", timeout_s: int = 5):
-        self.proc = subprocess.Popen(stackctl.wrk_command(base_url, connections, seconds, 2, scenario, 0, timeout_s),
+    def __init__(self, base_url: str, connections: int, seconds: int, scenario: str = "users", timeout_s: int = 5,
+                 threads: int = 2):
+        self.proc = subprocess.Popen(stackctl.wrk_command(base_url, connections, seconds, threads, scenario, 0, timeout_s),
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.seconds = seconds
 
