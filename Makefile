@@ -1,4 +1,4 @@
-# simple-auth: one token service, four stacks, one benchmark.
+# simple-auth: one token service, five stacks, one benchmark.
 #   make test                  every stack's unit tests, the conformance suite and the fault suite, every stack
 #   make conformance-tls       the whole conformance suite against TLS-only PostgreSQL (require, verify-full)
 #   make conformance-keys      the whole conformance suite once per key type (RS256 2048/4096, ES256, EdDSA)

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Deploys one stack to fly.io, end to end (fly/README.md):
 #
-#   fly/deploy.sh STACK [options]          STACK: actix | akka | spring | zio (any folder with fly/STACK.toml)
+#   fly/deploy.sh STACK [options]          STACK: actix | akka | axum | spring | zio (any folder with fly/STACK.toml)
 #
 #   --org ORG          fly.io organization (default: $FLY_ORG, else "personal")
 #   --region REGION    region of a new database (default: the config's primary_region)
 #   --db NAME          database: Managed Postgres cluster name, or Postgres app name with --unmanaged
-#                      (default: simple-auth-db; all four stacks share it, so users exist once)
+#                      (default: simple-auth-db; all the stacks share it, so users exist once)
 #   --plan PLAN        Managed Postgres plan of a new cluster (default: basic)
 #   --unmanaged        use an unmanaged fly Postgres app (fly postgres create/attach) instead of Managed Postgres
 #   --key FILE         sign with this PKCS#8 key instead of a fresh one: RSA >= 2048 bits (RS256), EC P-256 (ES256)
@@ -228,7 +228,7 @@ else
     say "$APP already has DATABASE_URL: kept (the schema was loaded when it was attached;"
     say "  to load it again: fly proxy 15432:5432 --app $DB, then psql <the URL on localhost:15432> -1 -f sql/schema.sql)"
   else
-    # One database for all four stacks (simple_auth); attach creates this app's own user in it.
+    # One database for all the stacks (simple_auth); attach creates this app's own user in it.
     attached="$("$FLY" postgres attach "$DB" --app "$APP" --database-name simple_auth --yes </dev/null)"
     sed -E 's#(://[^:/@]+:)[^@]+@#\1****@#' <<<"$attached"
     url="$(grep -Eo 'postgres(ql)?://[^[:space:]]+' <<<"$attached" | head -1 || true)"

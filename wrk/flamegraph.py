@@ -55,7 +55,7 @@ CATEGORIES = [
     ("database driver", re.compile(r"postgres|postgresql|pgjdbc|Hikari|tokio_postgres|deadpool|PgStatement|QueryExecutor", re.I)),
     ("GC", re.compile(r"GC|gc_|SerialHeap|DefNewGeneration|TenuredGeneration|G1|MarkSweep|GenCollect|Copy::")),
     ("JIT compiler", re.compile(r"C2Compiler|Compile::|CompileBroker|C1_|PhaseIdealLoop|PhaseChaitin")),
-    ("HTTP / network", re.compile(r"http|Http|HTTP|netty|Netty|tomcat|Tomcat|coyote|actix|hyper|epoll|socket|Socket|tcp_|sock_|sendmsg|recvmsg|__send|__recv")),
+    ("HTTP / network", re.compile(r"http|Http|HTTP|netty|Netty|tomcat|Tomcat|coyote|actix|axum|tower|hyper|epoll|socket|Socket|tcp_|sock_|sendmsg|recvmsg|__send|__recv")),
 ]
 
 

@@ -33,7 +33,7 @@ import stackctl  # noqa: E402
 
 
 def pytest_addoption(parser):
-    parser.addoption("--stack", default=os.environ.get("STACK"), help="stack folder name (actix, akka, spring, zio)")
+    parser.addoption("--stack", default=os.environ.get("STACK"), help="stack folder name (actix, akka, axum, spring, zio)")
     parser.addoption("--base-url", default=None, help="test an already-running service instead")
     parser.addoption("--db-tls", default=None, choices=stackctl.TLS_MODES,
                      help="run against TLS-only PostgreSQL clusters with this sslmode")
