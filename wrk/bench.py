@@ -1089,15 +1089,27 @@ def startup_probe(cmd: list[str], cwd: Path, env: dict, url: str) -> float:
         stackctl.stop_process(proc)
 
 
-def conformance_gate(stack: str, key_type: str = stackctl.DEFAULT_KEY_TYPE) -> str | None:
+def conformance_gate(stack: str, key_type: str = stackctl.DEFAULT_KEY_TYPE, log: Path | None = None) -> str | None:
     """The whole suite on its own throw-away database (its outage tests stop and start it), signing with the key
-    type the run measures: a stack is measured only with the algorithm it was just shown to get right."""
+    type the run measures: a stack is measured only with the algorithm it was just shown to get right. When it fails,
+    its whole output goes to `log` (the results folder's <stack>-conformance.log) and the reason names the failed test
+    and its first assertion line."""
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(ROOT / "spec" / "conformance"), "--stack", stack,
                           "--key-type", key_type], capture_output=True, text=True, env=env)
     if res.returncode != 0:
-        tail = [ln for ln in res.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))][:3]
-        return "conformance suite failed: " + ("; ".join(tail) or res.stdout.strip()[-300:])
+        if log is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(res.stdout + res.stderr)
+        lines = res.stdout.splitlines()
+        failed = [ln for ln in lines if ln.startswith(("FAILED", "ERROR"))][:3]
+        first_error = next((ln[1:].strip() for ln in lines if ln.startswith("E ")), "")
+        reason = "; ".join(failed) or res.stdout.strip()[-300:]
+        if first_error:
+            reason += f" ({first_error[:300]})"
+        if log is not None:
+            reason += f"; output: {log.name}"
+        return "conformance suite failed: " + reason
     return None
 
 
@@ -1629,7 +1641,7 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         result["artifact_bytes"] = stack.artifact.stat().st_size
         if settings.conformance:
             progress.say(stack.name, "conformance gate")
-            reason = conformance_gate(stack.name, settings.key_type)
+            reason = conformance_gate(stack.name, settings.key_type, workdir / f"{stack.name}-conformance.log")
             if reason:
                 live.fail(reason)
                 return live

@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -51,6 +52,24 @@ BENCH_ENV = {"LOGIN_IP_MAX_FAILURES": "1000000", "MAX_PASSWORD_CHECKS": "1000000
 # The dev signing keys by type (spec/keys/README.md); the key's type decides the tokens' algorithm.
 KEYS = {k["type"]: ROOT / "spec" / k["file"] for k in json.loads((ROOT / "spec" / "vectors.json").read_text())["keys"]}
 DEFAULT_KEY_TYPE = "rsa-2048"
+
+
+def pass_default_signals() -> None:
+    """Lets the services this process starts have SIGHUP and SIGINT at their defaults, as a service manager starts
+    them, even when this process has them ignored: started by nohup (SIGHUP) or as a non-interactive shell's
+    background job (SIGINT). An ignored signal stays ignored across exec, and a JVM keeps it so: its handler is never
+    installed, and a SIGHUP then reloads no key (`make bench` under nohup failed every JVM stack's rotation test,
+    while actix and axum install theirs regardless). A handler that does nothing keeps this process ignoring the
+    signal, and exec resets a handled signal to its default. Called at import, so every entry point that starts a
+    service (stackctl, bench, the suites' conftest) has it; only the main thread can set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, lambda *_: None)
+
+
+pass_default_signals()
 
 
 class ToolError(RuntimeError):

@@ -1073,3 +1073,23 @@ def test_markdown_of_an_old_set_with_key_bits(tmp_path):
     assert text.startswith("# simple-auth benchmark — local, scenario `users`, RSA-4096 (RS256)")
     assert "400 RSA-4096 signatures/s per core" in text
     assert "| old | 16 | 6.000 | 5.200 | 0.800 |" in text
+
+
+def test_a_failed_conformance_gate_names_the_test_and_its_assertion_and_keeps_the_output(tmp_path, monkeypatch):
+    output = ("....F\n"
+              "E       AssertionError: answers other than 200 during the rotation:\n"
+              "E         Statuses: 200: 10, 503: 2\n"
+              "FAILED spec/conformance/test_issuer.py::test_rotation_under_load_drops_no_request\n"
+              "1 failed, 4 passed in 9.1s\n")
+    monkeypatch.setattr(bench.subprocess, "run",
+                        lambda *a, **kw: bench.subprocess.CompletedProcess(a[0], 1, output, "stderr line\n"))
+    log = tmp_path / "akka-conformance.log"
+    reason = bench.conformance_gate("akka", "rsa-2048", log)
+    assert reason == ("conformance suite failed: FAILED spec/conformance/test_issuer.py::"
+                      "test_rotation_under_load_drops_no_request (AssertionError: answers other than 200 during the "
+                      "rotation:); output: akka-conformance.log")
+    assert log.read_text() == output + "stderr line\n"
+    monkeypatch.setattr(bench.subprocess, "run",
+                        lambda *a, **kw: bench.subprocess.CompletedProcess(a[0], 0, "5 passed\n", ""))
+    assert bench.conformance_gate("akka", "rsa-2048", tmp_path / "other.log") is None
+    assert not (tmp_path / "other.log").exists()

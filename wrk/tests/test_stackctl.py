@@ -277,3 +277,34 @@ def test_wrk_command_is_users_lua_against_token():
     assert stackctl.wrk_command("http://x", 1, 1, threads=8)[2] == "1"   # never more threads than connections
     assert stackctl.read_wrk_json("noise\nWRK_JSON {\"rps\": 1}\n") == {"rps": 1}
     assert stackctl.read_wrk_json("no result\n") is None
+
+
+IGNORED_THEN_SPAWN = """
+import signal, subprocess, sys
+signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup leaves it
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell's background job leaves it
+if sys.argv[1] == "with-stackctl":
+    sys.path.insert(0, sys.argv[2])
+    import stackctl  # noqa: F401
+print(subprocess.run(["cat", "/proc/self/status"], capture_output=True, text=True).stdout)
+print("parent HUP ignored:", signal.getsignal(signal.SIGHUP) is not signal.SIG_DFL)
+"""
+
+
+def ignored_in_child(mode: str) -> tuple[int, str]:
+    out = subprocess.run([sys.executable, "-c", IGNORED_THEN_SPAWN, mode, str(Path(stackctl.__file__).parent)],
+                         capture_output=True, text=True, check=True).stdout
+    mask = int(next(ln for ln in out.splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
+    return mask, out
+
+
+def test_services_start_with_sighup_and_sigint_at_their_defaults_under_nohup():
+    """A harness run under nohup (or as a background job) must not pass its ignored SIGHUP/SIGINT on to the services it
+    starts: a JVM keeps an inherited SIG_IGN and its key reload on SIGHUP would never run. The parent itself still
+    survives a hangup."""
+    hup, intr = 1 << (1 - 1), 1 << (2 - 1)  # SigIgn's bit n-1 is signal n
+    mask, _ = ignored_in_child("plain")
+    assert mask & hup and mask & intr, "the control: without stackctl the child inherits both as ignored"
+    mask, out = ignored_in_child("with-stackctl")
+    assert not mask & hup and not mask & intr, f"SigIgn {mask:#x}"
+    assert "parent HUP ignored: True" in out
