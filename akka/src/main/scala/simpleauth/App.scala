@@ -128,13 +128,19 @@ object App {
    * so reading the key files there blocks none of akka's dispatchers; the reload never throws.
    */
   private def installSignalHandlers(shutdown: CoordinatedShutdown, keys: KeyRing): Unit = {
-    def handle(name: String)(action: => Unit): Unit =
-      try sun.misc.Signal.handle(new sun.misc.Signal(name), _ => action)
-      catch { case _: IllegalArgumentException => () } // signal not available on this platform
+    // Whether the handler is in place: not when the signal is unknown here, nor when the process was started with it
+    // ignored (nohup ignores SIGHUP), which the JVM keeps: handle then returns SIG_IGN and installs nothing.
+    def handle(name: String)(action: => Unit): Boolean =
+      try sun.misc.Signal.handle(new sun.misc.Signal(name), _ => action) != sun.misc.SignalHandler.SIG_IGN
+      catch { case _: IllegalArgumentException => false } // signal not available on this platform
     for (name <- List("TERM", "INT")) handle(name) { shutdown.run(SignalReceived); () }
-    handle("HUP") {
+    val reloads = handle("HUP") {
       try { keys.reload(); () }
       catch { case NonFatal(e) => LoggerFactory.getLogger("simpleauth").error(s"key reload failed: $e") }
     }
+    if (!reloads)
+      LoggerFactory
+        .getLogger("simpleauth")
+        .warn("SIGHUP is ignored in this process (started by nohup?) or not available, so the keys cannot be reloaded")
   }
 }

@@ -26,6 +26,11 @@ object Main extends ZIOAppDefault:
     } *>
       ZIO
         .attempt(sun.misc.Signal.handle(new sun.misc.Signal("HUP"), bridge(hangups.offer(()))))
+        .flatMap(previous =>
+          // Started with SIGHUP ignored (nohup): the JVM keeps it so, returns SIG_IGN and installs nothing.
+          ZIO.logWarning("SIGHUP is ignored in this process (started by nohup?), so no key reload on SIGHUP")
+            .when(previous == sun.misc.SignalHandler.SIG_IGN)
+        )
         .catchAll(e => ZIO.logWarning(s"SIGHUP cannot be handled here, so no key reload on SIGHUP: ${e.getMessage}"))
         .unit
 
