@@ -1097,20 +1097,19 @@ def conformance_gate(stack: str, key_type: str = stackctl.DEFAULT_KEY_TYPE, log:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(ROOT / "spec" / "conformance"), "--stack", stack,
                           "--key-type", key_type], capture_output=True, text=True, env=env)
-    if res.returncode != 0:
-        if log is not None:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(res.stdout + res.stderr)
-        lines = res.stdout.splitlines()
-        failed = [ln for ln in lines if ln.startswith(("FAILED", "ERROR"))][:3]
-        first_error = next((ln[1:].strip() for ln in lines if ln.startswith("E ")), "")
-        reason = "; ".join(failed) or res.stdout.strip()[-300:]
-        if first_error:
-            reason += f" ({first_error[:300]})"
-        if log is not None:
-            reason += f"; output: {log.name}"
-        return "conformance suite failed: " + reason
-    return None
+    if res.returncode == 0:
+        return None
+    lines = res.stdout.splitlines()
+    failed = [ln for ln in lines if ln.startswith(("FAILED", "ERROR"))][:3]
+    first_error = next((ln[1:].strip() for ln in lines if ln.startswith("E ")), "")
+    reason = "; ".join(failed) or res.stdout.strip()[-300:]
+    if first_error:
+        reason += f" ({first_error[:300]})"
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(res.stdout + res.stderr)
+        reason += f"; output: {log.name}"
+    return "conformance suite failed: " + reason
 
 
 # --------------------------------------------------------------------------- environment
