@@ -133,14 +133,13 @@ object App {
     def handle(name: String)(action: => Unit): Boolean =
       try sun.misc.Signal.handle(new sun.misc.Signal(name), _ => action) != sun.misc.SignalHandler.SIG_IGN
       catch { case _: IllegalArgumentException => false } // signal not available on this platform
+    val log = LoggerFactory.getLogger("simpleauth")
     for (name <- List("TERM", "INT")) handle(name) { shutdown.run(SignalReceived); () }
     val reloads = handle("HUP") {
       try { keys.reload(); () }
-      catch { case NonFatal(e) => LoggerFactory.getLogger("simpleauth").error(s"key reload failed: $e") }
+      catch { case NonFatal(e) => log.error(s"key reload failed: $e") }
     }
     if (!reloads)
-      LoggerFactory
-        .getLogger("simpleauth")
-        .warn("SIGHUP is ignored in this process (started by nohup?) or not available, so the keys cannot be reloaded")
+      log.warn("SIGHUP is ignored in this process (started by nohup?) or not available, so the keys cannot be reloaded")
   }
 }
