@@ -147,9 +147,9 @@ def test_flood_from_one_address_is_locked_and_answered_at_once(pg, launch, figur
 
 
 # Long (make test-faults): the issue's latency bound, which is the stack's own behaviour on two cores saturated by the
-# flood's 429s — a timing, so not in CI. actix, axum, akka and zio meet it; Spring does not (its other client's p99
-# 0.4-3.8 s, run to run: JDK 25's scheduler resumes its virtual threads late under the flood; platform threads meet the
-# bound but stall on slowly-sent bodies; docs/reliability.md).
+# flood's 429s — a timing, so not in CI. Every stack meets it; Spring did not while it ran on virtual threads (its
+# other client's p99 0.4-3.8 s, run to run: JDK 25's scheduler resumed its virtual threads late under the flood), and
+# does on a sized pool of platform threads with bodies read without one (docs/reliability.md).
 @pytest.mark.long
 def test_flood_from_one_address_leaves_other_clients_logins_under_a_second(pg, launch, figure):
     _, second = flood_in_operation(pg, launch, figure)

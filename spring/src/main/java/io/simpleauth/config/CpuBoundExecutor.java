@@ -11,15 +11,15 @@ import java.util.function.Supplier;
 import org.springframework.beans.factory.DisposableBean;
 
 /**
- * Runs a CPU-heavy part of a request on a small pool of platform threads, one per core, while the request's virtual
- * thread waits unmounted. Two pools, each its own bean: {@link SigningExecutor} (RS256/ES256/EdDSA signatures) and
+ * Runs a CPU-heavy part of a request on a small pool of platform threads, at most one per core, while the request
+ * thread waits. Two pools, each its own bean: {@link SigningExecutor} (RS256/ES256/EdDSA signatures) and
  * {@link PasswordCheckExecutor} (argon2id).
  * <p>
- * Why off the carriers: virtual threads are not time-sliced. If argon2 and RSA ran on the carrier threads, a virtual
- * thread whose query had just returned would queue for a carrier behind every signature in progress, keeping its
- * pooled connection checked out meanwhile; under load the other requests then wait past DB_ACQUIRE_TIMEOUT_MS and get
- * 503s although the database is idle. With the heavy work here, the carriers stay free for short I/O continuations
- * and a connection is held only for its query.
+ * Why pools: the request threads are sized for what may wait at once (pooled connections, admitted checks), not for
+ * the cores. Run on them, the checks and signatures would share two cores between dozens of threads, each slowed by
+ * all the others; here no more of them run than there are cores, the rest wait in a queue, first in first out, and
+ * the request's pooled connection is back in the pool before they start. (On virtual threads, which the service ran
+ * on until issue 23's flood test, the pools also kept the carriers free: virtual threads are not time-sliced.)
  * <p>
  * Why two pools: a login that has passed every check must not wait for a core behind argon2id checks (tens of
  * milliseconds each, far more when a flood of logins leaves them a small share of the CPU). With one pool, signing

@@ -29,7 +29,7 @@ import org.springframework.stereotype.Service;
  * (its first refresh token) and the token pair, its access token naming the request's {@code client_id}, else
  * {@code DEFAULT_CLIENT_ID}. The refresh grant: the presented token rotated, the pair issued in its family.
  * <p>
- * Statements run on the request's virtual thread; argon2id and the signatures on pools of their own, with no connection
+ * Statements run on the request thread; argon2id and the signatures on pools of their own, with no connection
  * held meanwhile. A refused grant is an empty answer; a lock is {@link TooManyFailedLogins}, a shed argon2id check
  * {@link io.simpleauth.limits.Overloaded}, an unreachable database
  * {@link io.simpleauth.user.DatabaseUnavailableException}.
@@ -152,8 +152,8 @@ public class TokenService {
 					return verifyArgon2id(found, password);
 				}
 				finally {
-					// Given back by the pool thread as the check ends, not when this request's virtual thread next
-					// gets a carrier (under a flood that can be much later); the outer close is then a no-op.
+					// Given back by the pool thread as the check ends, not when this request's thread is next
+					// scheduled (under a flood that can be later); the outer close is then a no-op.
 					permit.close();
 				}
 			});

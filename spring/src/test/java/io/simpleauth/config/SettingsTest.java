@@ -84,6 +84,20 @@ class SettingsTest {
 	}
 
 	@Test
+	void tomcatHasAThreadForEveryConnectionEveryAdmittedCheckAndTwoPerCoreUpToItsDefault() {
+		int cores = Runtime.getRuntime().availableProcessors();
+		Settings defaults = Settings.fromEnvironment(Map.of());
+		assertThat(defaults.requestThreads()).isEqualTo(10 + 4 * cores + 2 * cores);
+		assertThat(defaults.springProperties()).containsEntry("server.tomcat.threads.max", defaults.requestThreads());
+		assertThat(Settings.fromEnvironment(Map.of("DB_POOL_SIZE", "3", "MAX_PASSWORD_CHECKS", "5")).requestThreads())
+			.isEqualTo(3 + 5 + 2 * cores);
+		// A limit set out of the way (the benchmark's) gets Tomcat's own default, not millions of threads.
+		assertThat(Settings.fromEnvironment(Map.of("MAX_PASSWORD_CHECKS", "1000000")).requestThreads())
+			.isEqualTo(Settings.MAX_REQUEST_THREADS)
+			.isEqualTo(200);
+	}
+
+	@Test
 	void theLimitsByTheirContractNames() {
 		Settings settings = Settings.fromEnvironment(Map.of("REFRESH_TTL_SECONDS", "86400", "LOGIN_MAX_FAILURES", "3",
 				"LOGIN_FAILURE_WINDOW_SECONDS", "60", "LOGIN_IP_MAX_FAILURES", "1000000", "TRUST_PROXY_HEADERS", "true",

@@ -44,6 +44,8 @@ import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ComponentScan;
+import org.springframework.context.annotation.FilterType;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
@@ -76,8 +78,12 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
-/** The web layer over a mocked repository: routes, the token flow and every error row of the contract. */
-@WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off")
+/**
+ * The web layer over a mocked repository: routes, the token flow and every error row of the contract. Without
+ * {@link BodyBufferingFilter}: MockMvc's request has no non-blocking input (BodyBufferingFilterTest runs it on Tomcat).
+ */
+@WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off",
+		excludeFilters = @ComponentScan.Filter(type = FilterType.ASSIGNABLE_TYPE, classes = BodyBufferingFilter.class))
 @Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningKeys.class, SigningExecutor.class,
 		PasswordCheckExecutor.class, Metrics.class, AddressLimit.class, PasswordCheckLimit.class, ClientAddress.class })
 @ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
