@@ -94,7 +94,7 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 
 		@Override
 		public void onDataAvailable() throws IOException {
-			while (this.in.isReady()) {
+			while (!this.request.dispatched() && this.in.isReady()) {
 				if (this.length == this.body.length) {
 					this.body = Arrays.copyOf(this.body, Math.min(2 * this.body.length, TokenController.MAX_BODY_BYTES + 1));
 				}
@@ -151,6 +151,11 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 				this.dispatched = true;
 				async.dispatch();
 			}
+		}
+
+		/** Whether the request has been handed on: nothing more is read for it. */
+		boolean dispatched() {
+			return this.dispatched;
 		}
 
 		@Override
