@@ -60,8 +60,8 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		long announced = request.getContentLengthLong();
-		boolean chunked = announced < 0 && request.getHeader("Transfer-Encoding") != null;
-		if (announced == 0 || announced > TokenController.MAX_BODY_BYTES || (announced < 0 && !chunked)) {
+		boolean hasBody = announced > 0 || (announced < 0 && request.getHeader("Transfer-Encoding") != null);
+		if (!hasBody || announced > TokenController.MAX_BODY_BYTES) {
 			chain.doFilter(request, response); // nothing to wait for, or answered 413 without reading
 			return;
 		}
@@ -104,7 +104,7 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 				}
 				this.length += n;
 				if (this.length > TokenController.MAX_BODY_BYTES) {
-					this.request.complete(Arrays.copyOf(this.body, this.length), this.async); // the controller: 413
+					this.request.complete(this.body, this.length, this.async); // the controller: 413
 					return;
 				}
 			}
@@ -112,7 +112,7 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 
 		@Override
 		public void onAllDataRead() {
-			this.request.complete(Arrays.copyOf(this.body, this.length), this.async);
+			this.request.complete(this.body, this.length, this.async);
 		}
 
 		@Override
@@ -137,11 +137,11 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 			super(request);
 		}
 
-		/** Dispatches with this body, once: the first of complete, fail and the timeout wins. */
-		synchronized void complete(byte[] body, AsyncContext async) {
+		/** Dispatches with the body's first {@code length} bytes, once: the first of complete, fail and the timeout wins. */
+		synchronized void complete(byte[] body, int length, AsyncContext async) {
 			if (!this.dispatched) {
 				this.dispatched = true;
-				this.body = new BodyStream(body);
+				this.body = new BodyStream(body, length);
 				async.dispatch();
 			}
 		}
@@ -153,7 +153,7 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 			}
 		}
 
-		/** Whether the request has been handed on: nothing more is read for it. */
+		/** Whether the request has been handed on: nothing more is read for it (its body array is now the request's). */
 		boolean dispatched() {
 			return this.dispatched;
 		}
@@ -192,8 +192,8 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 
 		private final ByteArrayInputStream bytes;
 
-		BodyStream(byte[] body) {
-			this.bytes = new ByteArrayInputStream(body);
+		BodyStream(byte[] body, int length) {
+			this.bytes = new ByteArrayInputStream(body, 0, length);
 		}
 
 		@Override
