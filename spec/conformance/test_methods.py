@@ -195,3 +195,36 @@ def test_method_table(service, method, path, body):
             assert follow[0] == 200 and b'"keys"' in follow[2], f"the next request on the connection: {follow[0]} {follow[2][:100]!r}"
     finally:
         conn.close()
+
+
+EXPECT_CASES = [(m, p) for p in ("/token", "/revoke", "/health", "/nope") for m in ("POST", "PUT", "GET")]
+
+
+@pytest.mark.parametrize("method,path", EXPECT_CASES, ids=[f"{m} {p}" for m, p in EXPECT_CASES])
+def test_expect_100_continue(service, method, path):
+    """A client that sends `Expect: 100-continue` (curl for large bodies, .NET's and Java's HttpClient when told to)
+    holds its body back until the server asks for it. The server answers at once, with a 100 or, when the request
+    line and headers decide it, with the final status (RFC 9110 §10.1.1); either way the table's answer follows. A
+    server that sends neither leaves such a login waiting out the client's own expect timeout (curl's: 1 s) — here
+    the connection's timeout, a hang detector."""
+    u = urlsplit(service.base_url)
+    status, _, error, _ = expected(method, path, "json")
+    conn = Connection(u.hostname, u.port)
+    try:
+        conn.sock.sendall((f"{method} {path} HTTP/1.1\r\nHost: {u.netloc}\r\nContent-Type: application/json\r\n"
+                           f"Content-Length: {len(PAYLOAD)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
+                          .encode())
+        answer = conn.response(head_request=False)
+        assert answer is not None, "the server closed the connection without an answer"
+        if answer[0] == 100:
+            conn.sock.sendall(PAYLOAD)
+            answer = conn.response(head_request=False)
+            assert answer is not None, "the server closed the connection after its 100 without an answer"
+        got, headers, payload = answer
+        assert got == status, f"expected {status}, got {got} {headers} {payload[:200]!r}"
+        if error is not None:
+            assert json.loads(payload).get("error") == error["error"], payload[:200]
+        elif path == "/token":
+            assert set(json.loads(payload)) == SUCCESS_MEMBERS
+    finally:
+        conn.close()
