@@ -27,8 +27,16 @@ class SettingsSpec extends AnyWordSpec with Matchers {
         loginFailureWindowSeconds = 300,
         loginIpMaxFailures = 100,
         trustProxyHeaders = false,
-        maxPasswordChecks = 4 * Runtime.getRuntime.availableProcessors()
+        maxPasswordChecks = 4 * Argon2Memory.checksAtOnce
       )
+    }
+
+    "default MAX_PASSWORD_CHECKS to 4 × the argon2id checks run at once, not 4 × the cores" in {
+      val mib = 1L << 20
+      // The project's 96 MiB heap runs one check at once, whatever the cores: four admitted, not eight on two cores.
+      LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 92 * mib)) shouldBe 4
+      LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(1, 92 * mib)) shouldBe 4
+      LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 512 * mib)) shouldBe 8
     }
 
     "read the settings of sessions and limits" in {

@@ -54,8 +54,15 @@ final case class LimitSettings(
 )
 
 object LimitSettings:
-  /** 4 × the cores this process may use (`availableProcessors` follows the cgroup's CPU quota). */
-  def defaultMaxPasswordChecks: Int = 4 * java.lang.Runtime.getRuntime.availableProcessors()
+  /**
+   * 4 × the argon2id checks this process runs at once (spec/README.md §8): one per core, fewer where the heap bounds
+   * them (`Argon2Memory.checksAtOnce`: one on the 96 MiB heap), so that the wait behind the admitted checks stays at
+   * about four argon2id times.
+   */
+  def defaultMaxPasswordChecks: Int = maxPasswordChecksFor(Argon2Memory.checksAtOnce)
+
+  /** The default for a process that runs `checksAtOnce` argon2id checks at once. */
+  def maxPasswordChecksFor(checksAtOnce: Int): Int = 4 * checksAtOnce
 
 /**
  * Where the signing key and the public-key bundle come from (contract §5). Read at start and again on SIGHUP; an

@@ -96,11 +96,19 @@ object SettingsSpec extends ZIOSpecDefault:
   )
 
   private def limits = suite("sessions and limits (§5)")(
-    test("defaults: the contract's, MAX_PASSWORD_CHECKS 4 × the cores") {
+    test("defaults: the contract's, MAX_PASSWORD_CHECKS 4 × the argon2id checks run at once") {
       for l <- Settings.load.map(_.limits).withConfigProvider(withKey())
       yield assertTrue(
-        l == LimitSettings(2_592_000, 10, 300, 100, false, 4 * java.lang.Runtime.getRuntime.availableProcessors()),
+        l == LimitSettings(2_592_000, 10, 300, 100, false, 4 * Argon2Memory.checksAtOnce),
         l.maxPasswordChecks >= 4
+      )
+    },
+    test("MAX_PASSWORD_CHECKS: four on the 96 MiB heap (one check at once), not 4 × the cores") {
+      val mib = 1L << 20
+      assertTrue(
+        LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 92 * mib)) == 4,
+        LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(1, 92 * mib)) == 4,
+        LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 512 * mib)) == 8
       )
     },
     test("set but empty: the default (compose files pass `${X:-}`)") {

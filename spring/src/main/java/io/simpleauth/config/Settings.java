@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import io.simpleauth.password.Argon2Memory;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.BindException;
@@ -51,11 +52,20 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 
 	public static final String DEFAULT_DATABASE_URL = "postgres://auth:auth@127.0.0.1:5432/auth";
 
-	/** MAX_PASSWORD_CHECKS when unset: 4 × the cores the process may use (the cgroup's CPU quota included). */
+	/**
+	 * MAX_PASSWORD_CHECKS when unset: 4 × the argon2id checks the process runs at once (spec/README.md §8), one per
+	 * core, fewer where the heap bounds them ({@link Argon2Memory#checksAtOnce()}: one on the 96 MiB heap), so that
+	 * the wait behind the admitted checks stays at about four argon2id times.
+	 */
 	public Settings {
 		if (maxPasswordChecks == null) {
-			maxPasswordChecks = 4 * Runtime.getRuntime().availableProcessors();
+			maxPasswordChecks = maxPasswordChecksFor(Argon2Memory.checksAtOnce());
 		}
+	}
+
+	/** The default MAX_PASSWORD_CHECKS of a process that runs {@code checksAtOnce} argon2id checks at once. */
+	static int maxPasswordChecksFor(int checksAtOnce) {
+		return 4 * checksAtOnce;
 	}
 
 	/** LOG_LEVEL, in any case. */

@@ -35,7 +35,8 @@ public final class Argon2Memory {
 		return CHECKS_AT_ONCE;
 	}
 
-	static int checksAtOnce(int cores, long maxHeapBytes) {
+	/** argon2id checks run at once by a process with {@code cores} cores and a heap of at most {@code maxHeapBytes}. */
+	public static int checksAtOnce(int cores, long maxHeapBytes) {
 		return (int) Math.max(1, Math.min(cores, maxHeapBytes / HEAP_PER_CHECK));
 	}
 

@@ -2,6 +2,8 @@ package io.simpleauth.config;
 
 import java.util.Map;
 
+import io.simpleauth.password.Argon2Memory;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -80,14 +82,23 @@ class SettingsTest {
 		assertThat(settings)
 			.extracting(Settings::refreshTtlSeconds, Settings::loginMaxFailures, Settings::loginFailureWindowSeconds,
 					Settings::loginIpMaxFailures, Settings::trustProxyHeaders, Settings::maxPasswordChecks)
-			.containsExactly(2_592_000, 10, 300, 100, false, 4 * Runtime.getRuntime().availableProcessors());
+			.containsExactly(2_592_000, 10, 300, 100, false, 4 * Argon2Memory.checksAtOnce());
+	}
+
+	@Test
+	void maxPasswordChecksDefaultsToFourTimesTheChecksRunAtOnceNotTheCores() {
+		long mib = 1L << 20;
+		// The project's 96 MiB heap runs one check at once, whatever the cores: four admitted, not 4 x cores.
+		assertThat(Settings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 92 * mib))).isEqualTo(4);
+		assertThat(Settings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(1, 92 * mib))).isEqualTo(4);
+		assertThat(Settings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 512 * mib))).isEqualTo(8);
 	}
 
 	@Test
 	void tomcatHasAThreadForEveryConnectionEveryAdmittedCheckAndTwoPerCoreUpToItsDefault() {
 		int cores = Runtime.getRuntime().availableProcessors();
 		Settings defaults = Settings.fromEnvironment(Map.of());
-		assertThat(defaults.requestThreads()).isEqualTo(10 + 4 * cores + 2 * cores);
+		assertThat(defaults.requestThreads()).isEqualTo(10 + 4 * Argon2Memory.checksAtOnce() + 2 * cores);
 		assertThat(defaults.springProperties()).containsEntry("server.tomcat.threads.max", defaults.requestThreads());
 		assertThat(Settings.fromEnvironment(Map.of("DB_POOL_SIZE", "3", "MAX_PASSWORD_CHECKS", "5")).requestThreads())
 			.isEqualTo(3 + 5 + 2 * cores);
