@@ -49,7 +49,7 @@ final case class LimitSettings(
     loginFailureWindowSeconds: Int = 300,
     loginIpMaxFailures: Int = 100,
     trustProxyHeaders: Boolean = false,
-    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks
+    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks()
 )
 
 object LimitSettings {
@@ -58,10 +58,7 @@ object LimitSettings {
    * them (`Argon2Memory.checksAtOnce`: one on the 96 MiB heap), so that the wait behind the admitted checks stays at
    * about four argon2id times.
    */
-  def defaultMaxPasswordChecks: Int = maxPasswordChecksFor(Argon2Memory.checksAtOnce)
-
-  /** The default for a process that runs `checksAtOnce` argon2id checks at once. */
-  def maxPasswordChecksFor(checksAtOnce: Int): Int = 4 * checksAtOnce
+  def defaultMaxPasswordChecks(checksAtOnce: Int = Argon2Memory.checksAtOnce): Int = 4 * checksAtOnce
 }
 
 /** A setting refused at start: the one line the service prints before it exits with code 2. */
@@ -70,7 +67,13 @@ final case class SettingsError(message: String)
 object Settings {
   private val MinAcquireTimeoutMs = 250L // HikariCP's floor for connectionTimeout
 
-  def fromEnv(env: Map[String, String] = sys.env): Either[SettingsError, Settings] = {
+  /**
+   * The settings of a process that runs `checksAtOnce` argon2id checks at once (the default of MAX_PASSWORD_CHECKS).
+   * By name, so that `Argon2Memory` is first touched only once the settings read before it are valid: initialising
+   * it is where Scala's lazy vals first call `sun.misc.Unsafe`, on which JDK 25 prints four warning lines to stderr,
+   * and a refused setting must stay the one line there.
+   */
+  def fromEnv(env: Map[String, String] = sys.env, checksAtOnce: => Int = Argon2Memory.checksAtOnce): Either[SettingsError, Settings] = {
     def str(name: String, default: String): String =
       env.get(name).map(_.trim).filter(_.nonEmpty).getOrElse(default)
     def long(name: String, default: Long, min: Long, max: Long): Either[SettingsError, Long] = {
@@ -99,7 +102,7 @@ object Settings {
       ipFail  <- positive("LOGIN_IP_MAX_FAILURES", 100)
       proxies <- Either.cond(trust == "true" || trust == "false", trust == "true",
                    SettingsError(s"TRUST_PROXY_HEADERS must be true or false, got '$trust'"))
-      checks  <- positive("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks)
+      checks  <- positive("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks(checksAtOnce))
     } yield Settings(
       host = str("HOST", "0.0.0.0"),
       port = port.toInt,

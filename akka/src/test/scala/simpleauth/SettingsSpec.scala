@@ -32,11 +32,12 @@ class SettingsSpec extends AnyWordSpec with Matchers {
     }
 
     "default MAX_PASSWORD_CHECKS to 4 × the argon2id checks run at once, not 4 × the cores" in {
-      val mib = 1L << 20
-      // The project's 96 MiB heap runs one check at once, whatever the cores: four admitted, not eight on two cores.
-      LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 92 * mib)) shouldBe 4
-      LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(1, 92 * mib)) shouldBe 4
-      LimitSettings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 512 * mib)) shouldBe 8
+      // The project's 96 MiB heap runs one check at once whatever the cores (Argon2MemorySpec): four admitted.
+      def checks(checksAtOnce: Int, vars: (String, String)*) =
+        Settings.fromEnv(env(vars*), checksAtOnce).map(_.limits.maxPasswordChecks)
+      checks(1) shouldBe Right(4)
+      checks(3) shouldBe Right(12)
+      checks(1, "MAX_PASSWORD_CHECKS" -> "5") shouldBe Right(5)
     }
 
     "read the settings of sessions and limits" in {

@@ -50,7 +50,7 @@ final case class LimitSettings(
     loginFailureWindowSeconds: Int = 300,
     loginIpMaxFailures: Int = 100,
     trustProxyHeaders: Boolean = false,
-    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks
+    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks()
 )
 
 object LimitSettings:
@@ -59,10 +59,7 @@ object LimitSettings:
    * them (`Argon2Memory.checksAtOnce`: one on the 96 MiB heap), so that the wait behind the admitted checks stays at
    * about four argon2id times.
    */
-  def defaultMaxPasswordChecks: Int = maxPasswordChecksFor(Argon2Memory.checksAtOnce)
-
-  /** The default for a process that runs `checksAtOnce` argon2id checks at once. */
-  def maxPasswordChecksFor(checksAtOnce: Int): Int = 4 * checksAtOnce
+  def defaultMaxPasswordChecks(checksAtOnce: Int = Argon2Memory.checksAtOnce): Int = 4 * checksAtOnce
 
 /**
  * Where the signing key and the public-key bundle come from (contract §5). Read at start and again on SIGHUP; an
@@ -158,13 +155,13 @@ object Settings:
         case other   => Left(Config.Error.InvalidData(Chunk("TRUST_PROXY_HEADERS"), s"must be true or false, not '$other'"))
     }
 
-  private val limitsConfig: Config[LimitSettings] =
+  private def limitsConfig(checksAtOnce: Int): Config[LimitSettings] =
     (positiveInt("REFRESH_TTL_SECONDS", 2_592_000, emptyIsUnset = true) ++
       positiveInt("LOGIN_MAX_FAILURES", 10, emptyIsUnset = true) ++
       positiveInt("LOGIN_FAILURE_WINDOW_SECONDS", 300, emptyIsUnset = true) ++
       positiveInt("LOGIN_IP_MAX_FAILURES", 100, emptyIsUnset = true) ++
       trustProxyHeadersConfig ++
-      positiveInt("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks, emptyIsUnset = true)).map {
+      positiveInt("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks(checksAtOnce), emptyIsUnset = true)).map {
       case (refreshTtl, maxFailures, window, ipMaxFailures, trust, maxChecks) =>
         LimitSettings(refreshTtl, maxFailures, window, ipMaxFailures, trust, maxChecks)
     }
@@ -184,7 +181,8 @@ object Settings:
         Config.Error.InvalidData(Chunk("LOG_LEVEL"), s"unknown level '${s.trim.toLowerCase}' (error, warn, info, debug)"))
     }
 
-  val config: Config[Settings] =
+  /** The settings of a process that runs `checksAtOnce` argon2id checks at once (the default of MAX_PASSWORD_CHECKS). */
+  def config(checksAtOnce: Int): Config[Settings] =
     (Config.string("HOST").withDefault("0.0.0.0") ++
       Config.int("PORT").withDefault(8080).validate("PORT must be 0..65535")(p => p >= 0 && p <= 65535) ++
       Config.string("DATABASE_URL").withDefault(DefaultDatabaseUrl).mapOrFail(u =>
@@ -198,14 +196,17 @@ object Settings:
       positiveInt("TOKEN_TTL_SECONDS", 600).map(_.toLong) ++
       defaultClientIdConfig ++
       logLevelConfig ++
-      limitsConfig).map {
+      limitsConfig(checksAtOnce)).map {
       case (host, port, database, poolSize, acquireTimeoutMs, (key, bundle, source), issuer, audience, ttl, clientId, level, limits) =>
         Settings(host, port, database, poolSize, acquireTimeoutMs, key, bundle, issuer, audience, ttl, clientId, level, source, limits)
     }
 
   /** Reads the environment; any problem becomes one readable line. */
-  val load: IO[SettingsError, Settings] =
-    ZIO.config(config).mapError(e => SettingsError(s"invalid configuration: ${describe(e)}"))
+  val load: IO[SettingsError, Settings] = loadFor(Argon2Memory.checksAtOnce)
+
+  /** `load` for a process that runs `checksAtOnce` argon2id checks at once. */
+  def loadFor(checksAtOnce: Int): IO[SettingsError, Settings] =
+    ZIO.config(config(checksAtOnce)).mapError(e => SettingsError(s"invalid configuration: ${describe(e)}"))
 
   private def describe(e: Config.Error): String = e match
     case Config.Error.And(l, r)               => s"${describe(l)}; ${describe(r)}"

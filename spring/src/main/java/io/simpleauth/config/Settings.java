@@ -48,25 +48,9 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		@Name("login-failure-window-seconds") @DefaultValue("300") int loginFailureWindowSeconds,
 		@Name("login-ip-max-failures") @DefaultValue("100") int loginIpMaxFailures,
 		@Name("trust-proxy-headers") @DefaultValue("false") boolean trustProxyHeaders,
-		@Name("max-password-checks") Integer maxPasswordChecks) {
+		@Name("max-password-checks") int maxPasswordChecks) {
 
 	public static final String DEFAULT_DATABASE_URL = "postgres://auth:auth@127.0.0.1:5432/auth";
-
-	/**
-	 * MAX_PASSWORD_CHECKS when unset: 4 × the argon2id checks the process runs at once (spec/README.md §8), one per
-	 * core, fewer where the heap bounds them ({@link Argon2Memory#checksAtOnce()}: one on the 96 MiB heap), so that
-	 * the wait behind the admitted checks stays at about four argon2id times.
-	 */
-	public Settings {
-		if (maxPasswordChecks == null) {
-			maxPasswordChecks = maxPasswordChecksFor(Argon2Memory.checksAtOnce());
-		}
-	}
-
-	/** The default MAX_PASSWORD_CHECKS of a process that runs {@code checksAtOnce} argon2id checks at once. */
-	static int maxPasswordChecksFor(int checksAtOnce) {
-		return 4 * checksAtOnce;
-	}
 
 	/** LOG_LEVEL, in any case. */
 	public enum LogLevel {
@@ -90,12 +74,22 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 	}
 
 	public static Settings fromEnvironment(Map<String, String> env) {
+		return fromEnvironment(env, Argon2Memory.checksAtOnce());
+	}
+
+	/**
+	 * The settings of a process that runs {@code checksAtOnce} argon2id checks at once. MAX_PASSWORD_CHECKS unset is 4
+	 * × those (spec/README.md §8): one per core, fewer where the heap bounds them ({@link Argon2Memory#checksAtOnce()}:
+	 * one on the 96 MiB heap), so that the wait behind the admitted checks stays at about four argon2id times.
+	 */
+	static Settings fromEnvironment(Map<String, String> env, int checksAtOnce) {
 		Map<String, Object> set = new HashMap<>();
 		env.forEach((name, value) -> {
 			if (value != null && !value.isBlank()) {
 				set.put(name, value.trim());
 			}
 		});
+		set.putIfAbsent("MAX_PASSWORD_CHECKS", String.valueOf(4 * checksAtOnce));
 		// Named like the JVM's own environment source, so that the Binder maps variable names as it does for it.
 		var source = new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, set);
 		GenericConversionService conversions = new GenericConversionService();

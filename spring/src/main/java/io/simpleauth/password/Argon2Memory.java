@@ -35,8 +35,7 @@ public final class Argon2Memory {
 		return CHECKS_AT_ONCE;
 	}
 
-	/** argon2id checks run at once by a process with {@code cores} cores and a heap of at most {@code maxHeapBytes}. */
-	public static int checksAtOnce(int cores, long maxHeapBytes) {
+	static int checksAtOnce(int cores, long maxHeapBytes) {
 		return (int) Math.max(1, Math.min(cores, maxHeapBytes / HEAP_PER_CHECK));
 	}
 

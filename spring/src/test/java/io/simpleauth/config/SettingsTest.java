@@ -87,11 +87,10 @@ class SettingsTest {
 
 	@Test
 	void maxPasswordChecksDefaultsToFourTimesTheChecksRunAtOnceNotTheCores() {
-		long mib = 1L << 20;
-		// The project's 96 MiB heap runs one check at once, whatever the cores: four admitted, not 4 x cores.
-		assertThat(Settings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 92 * mib))).isEqualTo(4);
-		assertThat(Settings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(1, 92 * mib))).isEqualTo(4);
-		assertThat(Settings.maxPasswordChecksFor(Argon2Memory.checksAtOnce(2, 512 * mib))).isEqualTo(8);
+		// The project's 96 MiB heap runs one check at once whatever the cores (Argon2MemoryTest): four admitted.
+		assertThat(Settings.fromEnvironment(Map.of(), 1).maxPasswordChecks()).isEqualTo(4);
+		assertThat(Settings.fromEnvironment(Map.of(), 3).maxPasswordChecks()).isEqualTo(12);
+		assertThat(Settings.fromEnvironment(Map.of("MAX_PASSWORD_CHECKS", "5"), 1).maxPasswordChecks()).isEqualTo(5);
 	}
 
 	@Test
