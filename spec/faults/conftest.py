@@ -35,8 +35,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "long: minutes long; only with --long")
-    # test_zz_secrets reads its patterns from the conformance suite's test_zz_logs, which carries this marker.
+    # test_zz_secrets reads its patterns from the conformance suite's test_zz_logs, which carries these markers.
     config.addinivalue_line("markers", "tls_core: the conformance suite's subset under --db-tls")
+    config.addinivalue_line("markers", "signing: the conformance suite's subset per --key-type")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -5,13 +5,42 @@
 §9.3.8): a HEAD or TRACE request that carries content may be refused with 400 `invalid_request` (JSON error
 body for TRACE, no body for HEAD, `Cache-Control: no-store`) and `Connection: close`. Any other answer goes to
 the built-in check unchanged.
+
+It also serialises `ast.parse` in the schemathesis process (`serialized` below): see there for why.
 """
 from __future__ import annotations
 
+import ast
+import functools
 import json
+import threading
 
 import schemathesis
 from schemathesis.specs.openapi.checks import unsupported_method
+
+
+def serialized(fn):
+    """`fn` behind one re-entrant lock: no two threads run it at once.
+
+    CPython 3.11 keeps the AST constructor's recursion depth in per-interpreter state, so two threads building
+    ASTs at once can see each other's count (a garbage-collection finaliser run mid-parse lets the other thread
+    in) and fail with `SystemError: AST constructor recursion depth mismatch`. schemathesis runs its workers
+    (`-w 2`) as threads, and hypothesis parses source with `ast.parse` to describe lambdas in a strategy's
+    repr, so one CI run of the fault suite failed with that error after 166 passing cases, the run's exit code
+    1 coming from the tool, not from the stack. Re-entrant, because a finaliser run inside a parse may parse.
+    """
+    lock = threading.RLock()
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        with lock:
+            return fn(*args, **kwargs)
+
+    call.serialized = True
+    return call
+
+
+ast.parse = serialized(ast.parse)
 
 
 def _header(response, name: str) -> str:
