@@ -4,7 +4,7 @@ every 0.25 s) for one binary. Usage: evidence.py BINARY LABEL OUT.json  (DATABAS
 import json, os, re, subprocess, sys, threading, time, urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository (results/<run>/evidence.py)
+ROOT = Path(__file__).resolve().parents[3]  # the repository (wrk/experiments/<run>/evidence.py)
 binary, label, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 port = 18080
 env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", DB_POOL_SIZE="10", DB_ACQUIRE_TIMEOUT_MS="1000",

@@ -1,6 +1,6 @@
 """One stack alone at a constant arrival rate, with where its threads' time goes (issue 25).
 
-    python3 results/20261124T2221Z-tail-threads/run.py STACK OUT_DIR [--fraction 0.75] [--runs 3] [-- EXTRA_JVM_FLAGS...]
+    python3 wrk/experiments/20261124T2221Z-tail-threads/run.py STACK OUT_DIR [--fraction 0.75] [--runs 3] [-- EXTRA_JVM_FLAGS...]
     DIAG=1 WRK_DIR=<worktree with diag.patch applied>/wrk python3 .../run.py akka OUT_DIR   # akka's stage histograms
 
 The stack starts as the benchmark starts it (bench environment, throw-away PostgreSQL), gets 40 s of wrk at
@@ -12,7 +12,8 @@ A sampler counts the process's runnable threads every 50 ms during the run.
 """
 import collections, json, os, re, subprocess, sys, threading, time
 from pathlib import Path
-sys.path.insert(0, os.environ.get("WRK_DIR", str(Path(__file__).resolve().parents[2] / "wrk")))
+# wrk/ (this file: wrk/experiments/<run>/run.py), or WRK_DIR's
+sys.path.insert(0, os.environ.get("WRK_DIR", str(Path(__file__).resolve().parents[2])))
 import stackctl, bench
 
 args = sys.argv[1:]

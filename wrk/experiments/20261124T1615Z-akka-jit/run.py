@@ -1,6 +1,10 @@
-"""akka alone, open loop at 1333/s (75 % of its closed-loop max in results/20261124T154231Z-local), with JFR."""
+"""akka alone, open loop at 1333/s (75 % of its closed-loop max in results/20261124T154231Z-local), with JFR.
+
+    python3 wrk/experiments/20261124T1615Z-akka-jit/run.py akka 1333 OUT_DIR
+"""
 import json, subprocess, sys, time
-sys.path.insert(0, "/work/main/wrk")
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # wrk/ (this file: wrk/experiments/<run>/run.py)
 import stackctl, bench
 st = stackctl.Stack.load(sys.argv[1]); rate = float(sys.argv[2]); out = sys.argv[3]
 with stackctl.ThrowawayPostgres() as pg:
