@@ -547,8 +547,8 @@ def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.5,
             samples: dict[str, list[tuple[float, float, float | None]]] = {k: [] for k in kinds}
             for i in range(runs):
                 for where in kinds[i % 3:] + kinds[:i % 3]:
-                    samples[where].append(local_start(name, pg.url) if where == "local" else
-                                          image_start(name, pg.url) if where == "image" else container_start(env, name))
+                    samples[where].append(local_start(name, pg.service_url) if where == "local" else
+                                          image_start(name, pg.service_url) if where == "image" else container_start(env, name))
             med = {w: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v)) for w, v in samples.items()}
             ratio = {w: (med[w][0] / med["local"][0], med[w][1] / med["local"][1]) for w in ("image", "compose")}
             # CPU seconds used by the first token: what the start costs, apart from the machine's other load (a

@@ -11,6 +11,8 @@
 With DATABASE_URL set, that database is used as it is (it must already hold
 sql/schema.sql and sql/seed.sql); without it, a PostgreSQL cluster is created
 in a temporary folder on a free loopback port, loaded, and removed at exit.
+A throw-away cluster's services connect as the least-privilege role of
+sql/grants.sql (`simple_auth`), never as the cluster's owner.
 """
 from __future__ import annotations
 
@@ -37,6 +39,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SQL_FILES = [ROOT / "sql" / "schema.sql", ROOT / "sql" / "seed.sql"]
+# The service's least-privilege role (issue 41): what every stack runs as in a throw-away cluster.
+GRANTS_FILE = ROOT / "sql" / "grants.sql"
+SERVICE_ROLE = "simple_auth"
 # What the conformance suite runs every stack with (spec/conformance/service.py, wrk/containers.py,
 # wrk/docker-ci.sh): values other than the contract's defaults, so a stack that ignores its environment is caught.
 CONFORMANCE_ENV = {"JWT_ISSUER": "https://issuer.conformance.test", "JWT_AUDIENCE": "conformance-api",
@@ -119,6 +124,19 @@ def load_sql(database_url: str) -> None:
         raise ToolError(f"loading {', '.join(f.name for f in SQL_FILES)} failed: {res.stderr.strip()}")
 
 
+def load_grants(database_url: str, role: str = SERVICE_ROLE, password: str | None = None) -> None:
+    """Creates (or resets to exactly its grants) the service's role of sql/grants.sql, as the tables' owner; with a
+    password, sets it."""
+    cmd = [psql_bin(), database_url, "-q", "-v", "ON_ERROR_STOP=1", "-X", "-v", f"role={role}", "-f", str(GRANTS_FILE)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode == 0 and password is not None:
+        res = subprocess.run([psql_bin(), database_url, "-q", "-v", "ON_ERROR_STOP=1", "-X", "-v", f"role={role}",
+                              "-v", f"password={password}"], input="ALTER ROLE :\"role\" PASSWORD :'password';\n",
+                             capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ToolError(f"loading {GRANTS_FILE.name} failed: {res.stderr.strip()}")
+
+
 def openssl(*args: str, cwd: Path) -> None:
     res = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
     if res.returncode != 0:
@@ -164,6 +182,10 @@ class ThrowawayPostgres:
     in pg_hba.conf (plain TCP is refused; the Unix socket stays for set-up).
     `url` then carries `sslmode` (`tls_mode`, verify-full unless told otherwise);
     `url_for(mode)` gives the others.
+
+    `url` is the owner's (a superuser: schema, seed, the tests' own queries);
+    `service_url` (and `url_for(..., service=True)`) is the least-privilege role
+    of sql/grants.sql, which the services started against the cluster use.
     """
 
     port: int = field(default_factory=free_port)
@@ -174,14 +196,25 @@ class ThrowawayPostgres:
     base: Path | None = None
     tls: bool = False
     tls_mode: str = "verify-full"
+    service_user: str = SERVICE_ROLE
+    service_password: str = "simple-auth"
+
+    def _credentials(self, service: bool) -> str:
+        return f"{self.service_user}:{self.service_password}" if service else f"{self.user}:{self.password}"
 
     @property
     def plain_url(self) -> str:
-        return f"postgres://{self.user}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+        return f"postgres://{self._credentials(False)}@127.0.0.1:{self.port}/{self.database}"
 
-    def url_for(self, sslmode: str, host: str = "127.0.0.1", rootcert: Path | None = None) -> str:
-        """The URL with a libpq sslmode; verify-ca/verify-full name this cluster's CA unless told otherwise."""
-        url = f"postgres://{self.user}:{self.password}@{host}:{self.port}/{self.database}?sslmode={sslmode}"
+    @property
+    def service_plain_url(self) -> str:
+        return f"postgres://{self._credentials(True)}@127.0.0.1:{self.port}/{self.database}"
+
+    def url_for(self, sslmode: str, host: str = "127.0.0.1", rootcert: Path | None = None,
+                service: bool = False) -> str:
+        """The URL with a libpq sslmode; verify-ca/verify-full name this cluster's CA unless told otherwise. With
+        service=True, the service's least-privilege role logs in instead of the owner."""
+        url = f"postgres://{self._credentials(service)}@{host}:{self.port}/{self.database}?sslmode={sslmode}"
         if sslmode in ("verify-ca", "verify-full") or rootcert is not None:
             url += f"&sslrootcert={rootcert or self.ca_file}"
         return url
@@ -189,6 +222,11 @@ class ThrowawayPostgres:
     @property
     def url(self) -> str:
         return self.url_for(self.tls_mode) if self.tls else self.plain_url
+
+    @property
+    def service_url(self) -> str:
+        """What a service started against this cluster connects with: the role of sql/grants.sql."""
+        return self.url_for(self.tls_mode, service=True) if self.tls else self.service_plain_url
 
     @property
     def ca_file(self) -> Path:
@@ -247,6 +285,7 @@ class ThrowawayPostgres:
         self.pg_start()
         self._run([str(bindir / "createdb"), "-h", str(self.base), "-p", str(self.port), "-U", self.user, self.database])
         load_sql(self.url)
+        load_grants(self.url, self.service_user, self.service_password)
         return self
 
     def _enable_tls(self, owner: str | None) -> None:
@@ -283,9 +322,15 @@ class ThrowawayPostgres:
         return res.stdout.strip()
 
     def client_connections(self) -> int:
-        """The service's connections to this cluster right now (client backends of its user, psql's own aside)."""
-        return int(self.psql(f"SELECT count(*) FROM pg_stat_activity WHERE usename = '{self.user}' "
-                             "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"))
+        """The service's connections to this cluster right now (client backends of its role)."""
+        return len(self.service_backends())
+
+    def service_backends(self) -> list[int]:
+        """The pids of the service's backends right now: client backends of the service's role, which only the
+        services started against this cluster log in as (the tests' own queries run as the owner)."""
+        out = self.psql(f"SELECT pid FROM pg_stat_activity WHERE usename = '{self.service_user}' "
+                        "AND backend_type = 'client backend' ORDER BY pid")
+        return [int(line) for line in out.splitlines() if line.strip()]
 
     def destroy(self) -> None:
         if self.base is None:
@@ -646,17 +691,18 @@ def stop_process(proc: subprocess.Popen, timeout: float = 15) -> int:
 
 @contextlib.contextmanager
 def database(url: str | None = None, tls: bool = False, tls_mode: str = "verify-full"):
-    """Yields (database_url, ThrowawayPostgres or None). With tls, the throw-away cluster accepts TLS only and
-    the URL carries sslmode=tls_mode (`require`, or `verify-full` with sslrootcert=<its CA>); pg.url_for()
-    gives the other."""
+    """Yields (database_url, ThrowawayPostgres or None): DATABASE_URL as it is, else a throw-away cluster and the
+    URL of its service role (sql/grants.sql; pg.url is the owner's). With tls, the throw-away cluster accepts TLS
+    only and the URL carries sslmode=tls_mode (`require`, or `verify-full` with sslrootcert=<its CA>);
+    pg.url_for(..., service=True) gives the other."""
     url = url or os.environ.get("DATABASE_URL")
     if url:
         yield url, None
         return
     log(f"no DATABASE_URL: starting a throw-away PostgreSQL{' (TLS only)' if tls else ''}")
     with ThrowawayPostgres(tls=tls, tls_mode=tls_mode) as pg:
-        log(f"PostgreSQL ready at {pg.url}")
-        yield pg.url, pg
+        log(f"PostgreSQL ready at {pg.service_url} (the service's role; owner {pg.user})")
+        yield pg.service_url, pg
 
 
 # --------------------------------------------------------------------------- CLI
@@ -678,10 +724,11 @@ def cmd_run(args) -> int:
 
 def cmd_db(args) -> int:
     with ThrowawayPostgres(tls=args.tls) as pg:
-        print(f"DATABASE_URL={pg.url}", flush=True)
+        print(f"DATABASE_URL={pg.service_url}", flush=True)
         if args.tls:
-            print(f"# TLS only, CA {pg.ca_file}; without verification: DATABASE_URL={pg.url_for('require')}",
-                  flush=True)
+            print(f"# TLS only, CA {pg.ca_file}; without verification: "
+                  f"DATABASE_URL={pg.url_for('require', service=True)}", flush=True)
+        print(f"# the service's role (sql/grants.sql); the owner (schema, sql/users.py): {pg.url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
             while True:

@@ -74,7 +74,7 @@ def open_database(db_tls, new_cluster):
     @contextlib.contextmanager
     def tls_only():
         with new_cluster() as pg:
-            yield pg.url, pg
+            yield pg.service_url, pg
     return tls_only if db_tls else stackctl.database
 
 

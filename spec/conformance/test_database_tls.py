@@ -18,7 +18,7 @@ def test_every_service_connection_uses_tls(http, service, db_tls):
     rows = service.pg.psql(
         "SELECT a.pid, coalesce(a.application_name, ''), s.ssl, coalesce(s.version, '') "
         "FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) "
-        "WHERE a.usename = 'auth' AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()")
+        f"WHERE a.usename = '{service.pg.service_user}' AND a.backend_type = 'client backend'")
     connections = [line.split("|") for line in rows.splitlines() if line]
     assert connections, "the service holds no connection to the database"
     plain = [c for c in connections if c[2] != "t"]

@@ -35,7 +35,7 @@ def outage(own_process, workdir, new_cluster):
     pg = new_cluster().start()
     pg.pg_stop()
     try:
-        svc = start_service(own_process, pg.url, workdir / "outage.log", pg, wait_for=503)
+        svc = start_service(own_process, pg.service_url, workdir / "outage.log", pg, wait_for=503)
         yield svc
         stackctl.stop_process(svc.proc)
     finally:
@@ -258,12 +258,13 @@ def test_against_a_tls_only_database(own_process, tls_only_cluster, workdir, cas
     (prefer: TLS when the server offers it) can. Runs whatever --db-tls says, on a cluster of its own."""
     pg = tls_only_cluster
     url = {
-        "disable": pg.url_for("disable"),
-        "verify-full-other-ca": pg.url_for("verify-full", rootcert=stackctl.make_ca(workdir / "other-ca", "other CA")),
-        "verify-full-localhost": pg.url_for("verify-full", host="localhost"),
-        "require": pg.url_for("require"),
-        "prefer": pg.url_for("prefer"),
-        "no-sslmode": pg.plain_url,
+        "disable": pg.url_for("disable", service=True),
+        "verify-full-other-ca": pg.url_for("verify-full", rootcert=stackctl.make_ca(workdir / "other-ca", "other CA"),
+                                           service=True),
+        "verify-full-localhost": pg.url_for("verify-full", host="localhost", service=True),
+        "require": pg.url_for("require", service=True),
+        "prefer": pg.url_for("prefer", service=True),
+        "no-sslmode": pg.service_plain_url,
     }[case]
     can_log_in = case not in ("disable", "verify-full-other-ca")
     svc = start_service(own_process, url, workdir / f"tls-{case}.log", pg, wait_for=200 if can_log_in else 503)

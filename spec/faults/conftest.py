@@ -93,7 +93,7 @@ def launch(stack, workdir, request):
     started = []
 
     def go(pg, **env):
-        svc = start_service(stack, pg.url, workdir / f"{request.node.name}-{len(started)}.log", pg, **env)
+        svc = start_service(stack, pg.service_url, workdir / f"{request.node.name}-{len(started)}.log", pg, **env)
         started.append(svc)
         return svc
     yield go

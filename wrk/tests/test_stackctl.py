@@ -65,6 +65,25 @@ def test_loading_twice_is_harmless(pg):
     assert int(pg.psql("SELECT count(*) FROM users WHERE email = 'john@example.com'")) == 1
 
 
+def test_the_services_url_is_the_least_privilege_role(pg):
+    """A service started against a throw-away cluster logs in as sql/grants.sql's role, not as the owner."""
+    assert pg.service_url == f"postgres://simple_auth:{pg.service_password}@127.0.0.1:{pg.port}/auth"
+    assert psql_as(pg.service_url, "SELECT current_user").stdout.strip() == stackctl.SERVICE_ROLE
+    assert psql_as(pg.service_url, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").stdout.strip() == "f"
+    assert psql_as(pg.service_url, "SELECT created_at FROM users WHERE email = 'john@example.com'").returncode != 0
+    assert psql_as(pg.service_url, "SELECT count(id) FROM users WHERE email = 'john@example.com'").stdout.strip() == "1"
+    assert pg.service_backends() == []  # psql's own queries run as the owner
+
+
+def test_database_yields_the_service_role(monkeypatch):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    with stackctl.database() as (url, pg):
+        assert url == pg.service_url and url != pg.url
+    monkeypatch.setenv("DATABASE_URL", "postgres://someone:secret@db.example:5432/app")
+    with stackctl.database() as (url, pg):
+        assert (url, pg) == ("postgres://someone:secret@db.example:5432/app", None)
+
+
 def test_stop_and_start(pg):
     pg.pg_stop()
     assert not pg.is_running()
@@ -188,7 +207,7 @@ def test_tls_cluster_urls(tls_pg):
 def test_tls_database_yields_the_asked_mode(monkeypatch):
     monkeypatch.delenv("DATABASE_URL", raising=False)
     with stackctl.database(tls=True, tls_mode="require") as (url, pg):
-        assert url == pg.url_for("require")
+        assert url == pg.url_for("require", service=True)
         assert psql_as(url).returncode == 0
         assert psql_as(pg.url_for("disable")).returncode != 0
 
@@ -203,7 +222,7 @@ def test_db_command_with_tls_prints_both_urls():
                             stderr=subprocess.DEVNULL, text=True)
     try:
         first, second = proc.stdout.readline().strip(), proc.stdout.readline().strip()
-        assert first.startswith("DATABASE_URL=postgres://") and "sslmode=verify-full&sslrootcert=" in first
+        assert first.startswith("DATABASE_URL=postgres://simple_auth:") and "sslmode=verify-full&sslrootcert=" in first
         assert psql_as(first.removeprefix("DATABASE_URL=")).returncode == 0
         require = second.rpartition("DATABASE_URL=")[2]
         assert require.endswith("?sslmode=require") and psql_as(require).returncode == 0
