@@ -15,7 +15,10 @@
 
 The compose project is docker-compose.yml at the root; images are built with
 each stack's Dockerfile at `--target runtime-prebuilt` (the host-built artifact
-from `wrk/stackctl.py build`), so no toolchain image is needed. Limits come from
+from `wrk/stackctl.py build`), so no toolchain image is needed. The context is
+the repository root (`-f <stack>/Dockerfile .`, as compose and fly.io build);
+`<stack>/Dockerfile.dockerignore` keeps it small, and the build logs how much
+of it BuildKit transferred. Limits come from
 docker-compose.fly.yml (STACK_CPUS / STACK_MEMORY).
 
 The Dockerfiles and the compose file pin their base images by digest. Without a
@@ -154,18 +157,34 @@ def buildkit_command() -> tuple[list[str], dict]:
     raise ToolError("no BuildKit: install docker-buildx (docker buildx version), or use Debian's docker.io CLI")
 
 
-def build_image(name: str, target: str = "runtime-prebuilt", tag: str | None = None) -> float:
-    """Builds one stack's image with BuildKit; returns seconds."""
+def build_command(name: str, target: str = "runtime-prebuilt", tag: str | None = None) -> tuple[list[str], dict]:
+    """The image build of one stack: BuildKit, the repository root as the context and `<stack>/Dockerfile` (whose
+    `<stack>/Dockerfile.dockerignore` BuildKit reads instead of a root .dockerignore, keeping the context to what
+    the image needs), the stand-ins' tags for the pinned base images."""
     dockerfile = ROOT / name / "Dockerfile"
     cmd, extra_env = buildkit_command()
-    args = cmd + ["--progress=plain", "--target", target, "-t", tag or f"simple-auth-{name}:latest"]
+    args = cmd + ["--progress=plain", "--target", target, "-t", tag or f"simple-auth-{name}:latest",
+                  "-f", str(dockerfile)]
     if standins_enabled():
         args += standin_build_args(dockerfile)
+    return args + [str(ROOT)], extra_env
+
+
+def context_sizes(build_output: str) -> list[str]:
+    """What BuildKit's plain progress says it transferred of the context (`transferring context: 41.2MB`)."""
+    return re.findall(r"transferring context: ([0-9.]+[kMG]?B)", build_output)
+
+
+def build_image(name: str, target: str = "runtime-prebuilt", tag: str | None = None) -> float:
+    """Builds one stack's image with BuildKit; returns seconds."""
+    args, extra_env = build_command(name, target, tag)
     t0 = time.monotonic()
-    log(f"building simple-auth-{name} ({target})")
-    res = subprocess.run(args + [str(ROOT / name)], env={**os.environ, **extra_env}, capture_output=True, text=True)
+    log(f"building simple-auth-{name} ({target}): {' '.join(args)}")
+    res = subprocess.run(args, env={**os.environ, **extra_env}, capture_output=True, text=True)
     if res.returncode != 0:
         raise ToolError(f"image build of {name} failed (exit {res.returncode}):\n{(res.stderr + res.stdout)[-4000:]}")
+    sizes = context_sizes(res.stderr + res.stdout)
+    log(f"simple-auth-{name}: context transferred {sizes[-1] if sizes else '(not reported)'}")
     return round(time.monotonic() - t0, 1)
 
 

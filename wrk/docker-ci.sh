@@ -6,8 +6,10 @@
 #    eclipse-temurin:25-jre from this machine's Temurin 25, postgres:15-bookworm with Debian's PostgreSQL);
 # 3. builds each stack on the host (wrk/stackctl.py build) and its image with `--target runtime-prebuilt`
 #    (the same runtime stage as the full in-Docker build; BuildKit; the JVM images train their AOT cache in the
-#    build), the pinned base images replaced by the stand-ins through --build-arg (wrk/containers.py build);
-# 4. docker-compose up (PostgreSQL seeded from sql/, the stacks on 8081-8085), the conformance suite
+#    build), the repository root as the context (`-f <stack>/Dockerfile .`, each stack's Dockerfile.dockerignore
+#    keeping it small), the pinned base images replaced by the stand-ins through --build-arg (wrk/containers.py build);
+# 4. docker-compose up (PostgreSQL seeded from sql/, the stacks logging in as sql/grants.sql's role, on 8081-8085),
+#    the conformance suite
 #    against every container; the JVM containers sign with ACCP (no fallback warning in their logs); start-up of
 #    the image (host network, same database) within 20 % of the local jar, compose beside it (interleaved medians); a stack process SIGKILLed from the host
 #    is restarted by the engine; then a fly-sized (1 CPU, 256 MB) memory check, tear down;

@@ -26,11 +26,13 @@ def test_every_stack_has_a_service_on_its_port():
     for name in stackctl.list_stacks():
         svc = COMPOSE["services"][name]
         assert svc["ports"] == [f"${{BIND_ADDR:-127.0.0.1}}:{containers.PORTS[name]}:8080"]
-        assert svc["build"]["context"] == f"./{name}"
+        # The repository root is every image's context (the stacks share rust-core/ and scala-core/).
+        assert svc["build"] == {"context": ".", "dockerfile": f"{name}/Dockerfile",
+                                "target": "${DOCKER_TARGET:-runtime}"}, name
         assert (ROOT / name / "Dockerfile").is_file()
         assert svc["depends_on"]["postgres"]["condition"] == "service_healthy"
         assert svc["environment"]["JWT_PRIVATE_KEY_FILE"] == "/run/secrets/jwt-private-key.pem"
-        assert svc["environment"]["DATABASE_URL"] == "postgres://auth:auth@postgres:5432/auth"
+        assert svc["environment"]["DATABASE_URL"] == "postgres://simple_auth:simple-auth@postgres:5432/auth"
 
 
 def test_every_service_restarts_and_binds_to_loopback_by_default():
@@ -119,8 +121,53 @@ def test_no_limits_by_default_and_fly_sized_in_the_override():
 def test_postgres_loads_sql_at_first_start():
     vols = COMPOSE["services"]["postgres"]["volumes"]
     assert vols == ["./sql/schema.sql:/docker-entrypoint-initdb.d/01-schema.sql:ro",
-                    "./sql/seed.sql:/docker-entrypoint-initdb.d/02-seed.sql:ro"]
+                    "./sql/seed.sql:/docker-entrypoint-initdb.d/02-seed.sql:ro",
+                    "./sql/grants.sql:/docker-entrypoint-initdb.d/03-grants.sql:ro",
+                    "./docker/initdb/04-service-password.sql:/docker-entrypoint-initdb.d/04-service-password.sql:ro"]
+    for vol in vols:
+        assert (ROOT / vol.split(":", 1)[0]).is_file(), vol
     assert "healthcheck" in COMPOSE["services"]["postgres"]
+
+
+def test_compose_stacks_log_in_as_the_least_privilege_role(tmp_path):
+    """The stacks' DATABASE_URL names sql/grants.sql's role with the password docker/initdb gives it, and the
+    initdb files, run as the official image runs them (psql -f, in order, as POSTGRES_USER), make exactly that
+    role: checked against a throw-away cluster."""
+    url = COMPOSE["x-stack"]["environment"]["DATABASE_URL"]
+    m = re.fullmatch(r"postgres://([^:]+):([^@]+)@postgres:5432/auth", url)
+    assert m and m.group(1) == stackctl.SERVICE_ROLE, url
+    try:
+        stackctl.pg_bindir()
+    except stackctl.ToolError as e:
+        pytest.skip(str(e))
+    with stackctl.ThrowawayPostgres(service_user="someone_else") as pg:
+        for vol in COMPOSE["services"]["postgres"]["volumes"][2:]:
+            res = subprocess.run([stackctl.psql_bin(), pg.url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f",
+                                  str(ROOT / vol.split(":", 1)[0])], capture_output=True, text=True)
+            assert res.returncode == 0, (vol, res.stderr)
+        login = f"postgres://{m.group(1)}:{m.group(2)}@127.0.0.1:{pg.port}/auth"
+        res = subprocess.run([stackctl.psql_bin(), login, "-X", "-A", "-t", "-c", "SELECT count(id) FROM users"],
+                             capture_output=True, text=True)
+        assert res.returncode == 0 and int(res.stdout) > 10000, res.stderr
+
+
+def test_images_build_with_the_root_as_context(monkeypatch):
+    monkeypatch.setattr(containers, "buildkit_command", lambda: (["docker", "build"], {"DOCKER_BUILDKIT": "1"}))
+    monkeypatch.setenv("SIMPLE_AUTH_STANDINS", "1")
+    for name in stackctl.list_stacks():
+        args, env = containers.build_command(name)
+        assert args[:2] == ["docker", "build"] and env == {"DOCKER_BUILDKIT": "1"}
+        assert args[-1] == str(ROOT), "the context is the repository root"
+        assert args[args.index("-f") + 1] == str(ROOT / name / "Dockerfile")
+        assert args[args.index("--target") + 1] == "runtime-prebuilt"
+        assert "RUNTIME_IMAGE=" + containers.pinned_base_images(ROOT / name / "Dockerfile")["RUNTIME_IMAGE"].split("@")[0] in args
+
+
+def test_context_size_from_buildkits_output():
+    out = ("#4 [internal] load .dockerignore\n#6 [internal] load build context\n"
+           "#6 transferring context: 2.10kB 0.0s\n#6 transferring context: 41.23MB 0.6s done\n")
+    assert containers.context_sizes(out) == ["2.10kB", "41.23MB"]
+    assert containers.context_sizes("nothing") == []
 
 
 def test_bench_target_flag():
