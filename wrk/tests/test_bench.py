@@ -8,15 +8,19 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import bench  # noqa: E402
+import stackctl  # noqa: E402
+from harness import (ceilings, cgroups, cli, environment, governor, keys, loadgen, probes, records,  # noqa: E402
+                     reports, runner, schedule, summary, verification)
 
 # Only the tests that run wrk itself need it; the rest of the runner is tested without.
 needs_wrk = pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk not installed")
@@ -76,7 +80,7 @@ def clear():
 
 @needs_wrk
 def test_users_scenario_walks_the_legacy_population(fake):
-    run = bench.run_wrk(fake, 2, 1, 1, "users", 0.0)
+    run = loadgen.run_wrk(fake, 2, 1, 1, "users", 0.0)
     assert run["requests"] > 0
     assert run["status"] == {"200": run["requests"]}
     assert run["errors"] == 0
@@ -87,14 +91,14 @@ def test_users_scenario_walks_the_legacy_population(fake):
 
 @needs_wrk
 def test_argon2_scenario_stays_in_its_population(fake):
-    bench.run_wrk(fake, 2, 1, 1, "argon2", 0.0)
+    loadgen.run_wrk(fake, 2, 1, 1, "argon2", 0.0)
     nums = {int(b["username"][5:].split("@")[0]) for b in FakeToken.seen}
     assert nums and min(nums) >= 1 and max(nums) <= 100
 
 
 @needs_wrk
 def test_wrong_share_is_counted_as_expected_400s(fake):
-    run = bench.run_wrk(fake, 1, 1, 1, "users", 0.25)
+    run = loadgen.run_wrk(fake, 1, 1, 1, "users", 0.25)
     ok, bad = run["status"].get("200", 0), run["status"].get("400", 0)
     assert ok + bad == run["requests"]
     # Deterministic: every fourth request is wrong (in flight at the end aside).
@@ -106,7 +110,7 @@ def test_wrong_share_is_counted_as_expected_400s(fake):
 def test_unexpected_status_is_an_error(fake):
     FakeToken.unavailable = True
     try:
-        run = bench.run_wrk(fake, 1, 1, 1, "john", 0.0)
+        run = loadgen.run_wrk(fake, 1, 1, 1, "john", 0.0)
     finally:
         FakeToken.unavailable = False
     assert run["status"] == {"503": run["requests"]}
@@ -115,7 +119,7 @@ def test_unexpected_status_is_an_error(fake):
 
 @needs_wrk
 def test_wrong_passwords_only_is_not_an_error(fake):
-    run = bench.run_wrk(fake, 1, 1, 1, "john", 1.0)
+    run = loadgen.run_wrk(fake, 1, 1, 1, "john", 1.0)
     assert run["status"] == {"400": run["requests"]}
     assert run["errors"] == 0
 
@@ -136,10 +140,10 @@ class _Exited:
 
 def test_first_token_waits_through_unavailable_answers(fake):
     FakeToken.unavailable = True
-    t0 = bench.time.monotonic()  # before the timer starts: the first 200 cannot come sooner than 0.2 s after t0
+    t0 = time.monotonic()  # before the timer starts: the first 200 cannot come sooner than 0.2 s after t0
     threading.Timer(0.2, lambda: setattr(FakeToken, "unavailable", False)).start()
     try:
-        elapsed = bench.time_to_first_token(fake, _Running(), t0, timeout=10)
+        elapsed = probes.time_to_first_token(fake, _Running(), t0, timeout=10)
     finally:
         FakeToken.unavailable = False
     assert elapsed >= 0.2
@@ -148,11 +152,11 @@ def test_first_token_waits_through_unavailable_answers(fake):
 
 
 def test_first_token_gives_up_on_a_dead_process_or_a_closed_port(fake):
-    with pytest.raises(bench.ToolError, match="exited with 3"):
-        bench.time_to_first_token(fake, _Exited(), bench.time.monotonic())
-    closed = f"http://127.0.0.1:{bench.stackctl.free_port()}"
-    with pytest.raises(bench.ToolError, match="no 200"):
-        bench.time_to_first_token(closed, _Running(), bench.time.monotonic(), timeout=0.3)
+    with pytest.raises(stackctl.ToolError, match="exited with 3"):
+        probes.time_to_first_token(fake, _Exited(), time.monotonic())
+    closed = f"http://127.0.0.1:{stackctl.free_port()}"
+    with pytest.raises(stackctl.ToolError, match="no 200"):
+        probes.time_to_first_token(closed, _Running(), time.monotonic(), timeout=0.3)
 
 
 def test_summary_medians_spread_and_crypto_share():
@@ -162,7 +166,7 @@ def test_summary_medians_spread_and_crypto_share():
     result = {"runs": {"16": [run(100, 2.0), run(300, 1.0), run(200, 1.5)], "64": [run(400, 1.0)]},
               "samples": [(0.0, 50 * 2**20, 0.1), (5.0, 80 * 2**20, 1.0), (9.0, 60 * 2**20, 2.0)],
               "phases": [(1.0, "warmup"), (4.0, "c=16#1")]}
-    s = bench.summarize(result, {"sign_ms": 0.5})
+    s = summary.summarize(result, {"sign_ms": 0.5})
     c16 = s["by_concurrency"]["16"]
     assert c16["rps"] == {"median": 200, "min": 100, "max": 300}
     assert c16["cpu_ms_per_request"] == 1.5
@@ -173,7 +177,7 @@ def test_summary_medians_spread_and_crypto_share():
 
 
 def test_startup_probe_times_a_start_and_stops_the_process(tmp_path):
-    port = bench.stackctl.free_port()
+    port = stackctl.free_port()
     (tmp_path / "server.py").write_text(
         "import sys\nfrom http.server import BaseHTTPRequestHandler, HTTPServer\n"
         "class H(BaseHTTPRequestHandler):\n"
@@ -182,7 +186,7 @@ def test_startup_probe_times_a_start_and_stops_the_process(tmp_path):
         "        self.send_response(200); self.send_header('Content-Length', '0'); self.end_headers()\n"
         "    def log_message(self, *a): pass\n"
         f"HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
-    t = bench.startup_probe([sys.executable, "server.py"], tmp_path, dict(bench.os.environ), f"http://127.0.0.1:{port}")
+    t = probes.startup_probe([sys.executable, "server.py"], tmp_path, dict(os.environ), f"http://127.0.0.1:{port}")
     assert t > 0
     with pytest.raises(OSError):  # stopped: nothing listens any more
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -191,15 +195,15 @@ def test_startup_probe_times_a_start_and_stops_the_process(tmp_path):
 def test_own_share_uses_the_stacks_own_pair_cost():
     run = {"rps": 100, "errors": 0, "requests": 1000, "cpu_ms_per_request": 0.8,
            "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}}
-    s = bench.summarize({"runs": {"16": [run]}, "own_ceiling": {"pair_ms": 0.6}}, {"sign_ms": 0.25})
+    s = summary.summarize({"runs": {"16": [run]}, "own_ceiling": {"pair_ms": 0.6}}, {"sign_ms": 0.25})
     assert s["by_concurrency"]["16"]["own_share"] == 0.75
     assert s["by_concurrency"]["16"]["crypto_share"] == 0.625
-    assert "own_share" not in bench.summarize({"runs": {"16": [run]}}, None)["by_concurrency"]["16"]
+    assert "own_share" not in summary.summarize({"runs": {"16": [run]}}, None)["by_concurrency"]["16"]
 
 
-def _fake_stack(tmp_path: Path, script: str) -> bench.Stack:
+def _fake_stack(tmp_path: Path, script: str) -> stackctl.Stack:
     (tmp_path / "signbench.py").write_text(script)
-    return bench.Stack("fake", tmp_path, {"run": ["true"], "signbench": [sys.executable, "signbench.py"]})
+    return stackctl.Stack("fake", tmp_path, {"run": ["true"], "signbench": [sys.executable, "signbench.py"]})
 
 
 def test_own_ceiling_reads_the_last_json_line_and_passes_the_seconds(tmp_path):
@@ -207,7 +211,7 @@ def test_own_ceiling_reads_the_last_json_line_and_passes_the_seconds(tmp_path):
                         "print('warming up', file=sys.stderr)\n"
                         "print(json.dumps({'token_pairs': int(float(sys.argv[1]) * 1000), 'seconds': 2.0,"
                         " 'thread_cpu_seconds': 1.6, 'provider': os.environ['PROVIDER']}))\n")
-    own = bench.own_ceiling(stack, {**bench.os.environ, "PROVIDER": "ACCP 2.5"}, 2)
+    own = ceilings.own_ceiling(stack, {**os.environ, "PROVIDER": "ACCP 2.5"}, 2)
     assert own["provider"] == "ACCP 2.5" and own["token_pairs"] == 2000
     assert own["token_pairs_per_s_per_core"] == 1250 and own["pair_ms"] == 0.8
 
@@ -219,7 +223,7 @@ def test_own_ceiling_is_the_fastest_of_its_runs_and_keeps_them_all(tmp_path):
                         "cpu = [1.6, 1.0, 1.25][n]\n"
                         "print(json.dumps({'token_pairs': 2000, 'seconds': 2.0, 'thread_cpu_seconds': cpu,"
                         " 'provider': 'p'}))\n")
-    own = bench.own_ceiling(stack, dict(bench.os.environ), 2, runs=3)
+    own = ceilings.own_ceiling(stack, dict(os.environ), 2, runs=3)
     assert own["token_pairs_per_s_per_core"] == 2000 and own["pair_ms"] == 0.5
     assert own["thread_cpu_seconds"] == 1.0
     assert own["runs_token_pairs_per_s_per_core"] == [1250, 2000, 1600]
@@ -230,13 +234,13 @@ def test_own_ceiling_fails_when_any_run_fails(tmp_path):
                         "f = pathlib.Path('n'); n = int(f.read_text()) if f.exists() else 0; f.write_text(str(n + 1))\n"
                         "sys.exit(3) if n == 1 else print(json.dumps({'token_pairs': 10, 'seconds': 1,"
                         " 'thread_cpu_seconds': 1, 'provider': 'p'}))\n")
-    with pytest.raises(bench.ToolError, match="exit 3"):
-        bench.own_ceiling(stack, dict(bench.os.environ), 1, runs=3)
+    with pytest.raises(stackctl.ToolError, match="exit 3"):
+        ceilings.own_ceiling(stack, dict(os.environ), 1, runs=3)
 
 
 def test_settings_run_signbench_three_times_except_in_the_smoke_run():
-    assert bench.parse_args([]).signbench_runs == 3
-    assert bench.parse_args(["--smoke"]).signbench_runs == 1
+    assert cli.parse_args([]).signbench_runs == 3
+    assert cli.parse_args(["--smoke"]).signbench_runs == 1
 
 
 @pytest.mark.parametrize("script, message", [
@@ -245,8 +249,8 @@ def test_settings_run_signbench_three_times_except_in_the_smoke_run():
     ("print('{\"token_pairs\": 0, \"seconds\": 1, \"thread_cpu_seconds\": 1, \"provider\": \"x\"}')", "implausible"),
 ])
 def test_own_ceiling_refuses_failures_and_nonsense(tmp_path, script, message):
-    with pytest.raises(bench.ToolError, match=message):
-        bench.own_ceiling(_fake_stack(tmp_path, script), dict(bench.os.environ), 1)
+    with pytest.raises(stackctl.ToolError, match=message):
+        ceilings.own_ceiling(_fake_stack(tmp_path, script), dict(os.environ), 1)
 
 
 def test_markdown_shows_own_ceilings_and_their_failures(tmp_path):
@@ -264,7 +268,7 @@ def test_markdown_shows_own_ceilings_and_their_failures(tmp_path):
                 "token_pairs_per_s_per_core": 1600, "pair_ms": 0.625}, "failed": "x", "summary": {}},
                {"name": "bad", "own_ceiling_error": "signbench of bad failed (exit 2): no key", "failed": "x", "summary": {}},
                {"name": "plain", "openssl_ceiling": ceiling, "failed": "x", "summary": {}}]
-    text = bench.write_markdown(tmp_path / "r.md", env, ceiling, results)
+    text = reports.write_markdown(tmp_path / "r.md", env, ceiling, results)
     assert "| good | 4000 | ACCP | 1600 | 0.625 | 80% |" in text
     assert "| drifted | 3200 | ACCP | 1600 | 0.625 | 100% |" in text
     assert "| bad | 4000 | failed: signbench of bad failed (exit 2): no key |" in text
@@ -274,7 +278,7 @@ def test_markdown_shows_own_ceilings_and_their_failures(tmp_path):
 def test_crypto_share_uses_the_ceiling_measured_before_the_stack():
     run = {"rps": 100, "errors": 0, "requests": 1000, "cpu_ms_per_request": 1.0,
            "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}}
-    s = bench.summarize({"runs": {"16": [run]}, "openssl_ceiling": {"sign_ms": 0.3}}, {"sign_ms": 0.25})
+    s = summary.summarize({"runs": {"16": [run]}, "openssl_ceiling": {"sign_ms": 0.3}}, {"sign_ms": 0.25})
     assert s["by_concurrency"]["16"]["crypto_share"] == 0.6
 
 
@@ -285,13 +289,13 @@ def test_failed_stack_has_no_numbers(tmp_path):
                         "duration_s": 1, "primer_s": 0, "warmup_s": 0, "wrk_threads": 1, "db_pool_size": 10,
                         "limits": {}, "wrong_share": 0.0}}
     results = [{"name": "broken", "failed": "verification: login answered 500", "summary": {}}]
-    text = bench.write_markdown(tmp_path / "r.md", env, None, results)
+    text = reports.write_markdown(tmp_path / "r.md", env, None, results)
     assert "**broken**: verification: login answered 500" in text
     assert "| broken |" not in text
 
 
 def test_cgroup_wrap_joins_before_exec():
-    cg = object.__new__(bench.Cgroup)
+    cg = object.__new__(cgroups.Cgroup)
     cg.paths = {"cpu": Path("/sys/fs/cgroup/cpu/x"), "memory": Path("/sys/fs/cgroup/memory/x")}
     cmd = cg.wrap(["java", "-jar", "app.jar"])
     assert cmd[:2] == ["sh", "-c"] and cmd[-3:] == ["java", "-jar", "app.jar"]
@@ -301,7 +305,7 @@ def test_cgroup_wrap_joins_before_exec():
 def test_bad_arguments_are_refused(capsys):
     for argv in (["--concurrency", "x"], ["--wrong-share", "2"], ["--url", "nourl"], ["--stacks", "cobol"]):
         with pytest.raises(SystemExit) as e:
-            bench.parse_args(argv)
+            cli.parse_args(argv)
         assert e.value.code == 2
 
 
@@ -312,53 +316,53 @@ def test_throughput_counts_200s_only():
     line = ('WRK_JSON {"scenario":"users","wrong_share":0,"requests":1000,"duration_s":10.0,"rps":100.0,"bytes":1,'
             '"status":{"200":900,"503":100},"socket_errors":{"connect":0,"read":0,"write":0,"timeout":2},'
             '"non_2xx_3xx":100,"latency_ms":{"mean":1,"stdev":1,"p50":1,"p90":1,"p99":1,"p99_9":1,"max":1}}')
-    run = bench.count_wrk_answers(bench.stackctl.read_wrk_json(line), 0.0)
+    run = loadgen.count_wrk_answers(stackctl.read_wrk_json(line), 0.0)
     assert run["rps"] == 90.0 and run["rps_all"] == 100.0 and run["requests_ok"] == 900
     assert run["unexpected_status"] == 100 and run["errors"] == 102
-    reason = bench.run_failure(run, "c=16#1")
+    reason = loadgen.run_failure(run, "c=16#1")
     assert reason.startswith("c=16#1: ") and '"503": 100' in reason and '"timeout": 2' in reason
 
 
 def test_a_clean_run_and_expected_400s_do_not_fail():
     base = {"socket_errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0}}
-    assert bench.run_failure({**base, "status": {"200": 5}, "errors": 0, "unexpected_status": 0}, "x") is None
+    assert loadgen.run_failure({**base, "status": {"200": 5}, "errors": 0, "unexpected_status": 0}, "x") is None
     line = ('WRK_JSON {"scenario":"users","wrong_share":0.5,"requests":10,"duration_s":1.0,"rps":10.0,"bytes":1,'
             '"status":{"200":5,"400":5},"socket_errors":{"connect":0,"read":0,"write":0,"timeout":0},'
             '"non_2xx_3xx":5,"latency_ms":{"mean":1,"stdev":1,"p50":1,"p90":1,"p99":1,"p99_9":1,"max":1}}')
-    run = bench.count_wrk_answers(bench.stackctl.read_wrk_json(line), 0.5)
-    assert run["errors"] == 0 and run["rps"] == 5.0 and bench.run_failure(run, "x") is None
+    run = loadgen.count_wrk_answers(stackctl.read_wrk_json(line), 0.5)
+    assert run["errors"] == 0 and run["rps"] == 5.0 and loadgen.run_failure(run, "x") is None
 
 
 @needs_wrk
 def test_an_unexpected_status_under_load_fails_the_stack(fake):
-    live = bench.Live("fake", fake, {})
-    settings = bench.parse_args(["--url", f"fake={fake}", "--smoke"])
+    live = schedule.Live("fake", fake, {})
+    settings = cli.parse_args(["--url", f"fake={fake}", "--smoke"])
     FakeToken.unavailable = True
     try:
-        run = bench.load_run(live, settings, 2, 1, "c=2#1")
+        run = schedule.load_run(live, settings, 2, 1, "c=2#1")
     finally:
         FakeToken.unavailable = False
     assert run["rps"] == 0 and run["status"].get("503", 0) == run["requests"] > 0
     assert live.failed and live.result["failed"].startswith("c=2#1: ") and "503" in live.result["failed"]
-    bench.sweep([live], settings, bench.Progress(1), [])
+    schedule.sweep([live], settings, cli.Progress(1), [])
     assert "runs" not in live.result, "a failed stack is not measured any further"
 
 
 @needs_wrk
 def test_a_wrk_failure_marks_the_stack_instead_of_aborting_the_run():
-    live = bench.Live("gone", f"http://127.0.0.1:{bench.stackctl.free_port()}", {})
-    settings = bench.parse_args(["--url", f"gone={live.url}", "--smoke"])
-    run = bench.load_run(live, settings, 1, 1, "primer")
+    live = schedule.Live("gone", f"http://127.0.0.1:{stackctl.free_port()}", {})
+    settings = cli.parse_args(["--url", f"gone={live.url}", "--smoke"])
+    run = schedule.load_run(live, settings, 1, 1, "primer")
     assert live.failed and live.result["failed"].startswith("primer: ")
     assert run is None or run["errors"] > 0
 
 
 @needs_wrk
 def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp_path, monkeypatch):
-    monkeypatch.setattr(bench, "write_charts", lambda out, results: [])
+    monkeypatch.setattr(runner, "write_charts", lambda out, results: [])
     FakeToken.unavailable = True
     try:
-        code = bench.main(["--url", f"fake={fake}", "--verify", "basic", "--smoke", "--no-open-loop",
+        code = runner.main(["--url", f"fake={fake}", "--verify", "basic", "--smoke", "--no-open-loop",
                            "--out", str(tmp_path)])
     finally:
         FakeToken.unavailable = False
@@ -366,12 +370,12 @@ def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp
     data = json.loads(next(tmp_path.glob("*/results.json")).read_text())
     assert data["stacks"][0]["failed"].startswith("verification: login of john@example.com answered 503")
     st = data["environment"]["settings"]
-    assert (st["key_type"], st["alg"], st["kid"]) == ("rsa-2048", "RS256", bench.key_kid("rsa-2048"))
+    assert (st["key_type"], st["alg"], st["kid"]) == ("rsa-2048", "RS256", keys.key_kid("rsa-2048"))
     assert "key_bits" not in st and data["ceiling"]["key_type"] == "rsa-2048"
 
     FakeToken.jwt_tokens = True
     try:
-        code = bench.main(["--url", f"fake={fake}", "--verify", "basic", "--smoke", "--no-open-loop",
+        code = runner.main(["--url", f"fake={fake}", "--verify", "basic", "--smoke", "--no-open-loop",
                            "--out", str(tmp_path / "ok")])
     finally:
         FakeToken.jwt_tokens = False
@@ -383,41 +387,41 @@ def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp
 
 
 def test_verify_basic_wants_two_jwts(fake):
-    assert "is not a JWT" in bench.verify_basic(fake)
+    assert "is not a JWT" in verification.verify_basic(fake)
     FakeToken.jwt_tokens = True
     try:
-        assert bench.verify_basic(fake) is None
+        assert verification.verify_basic(fake) is None
     finally:
         FakeToken.jwt_tokens = False
-    assert bench.looks_like_jwt(FAKE_JWT)
-    assert not bench.looks_like_jwt("a.b.c") and not bench.looks_like_jwt(None)
-    assert not bench.looks_like_jwt(f"{_b64({'typ': 'JWT'})}.{_b64({})}.x"), "a header without alg"
+    assert verification.looks_like_jwt(FAKE_JWT)
+    assert not verification.looks_like_jwt("a.b.c") and not verification.looks_like_jwt(None)
+    assert not verification.looks_like_jwt(f"{_b64({'typ': 'JWT'})}.{_b64({})}.x"), "a header without alg"
 
 
 def test_verify_basic_is_only_for_url_targets():
     with pytest.raises(SystemExit):
-        bench.parse_args(["--stacks", "actix", "--verify", "basic"])
-    assert bench.parse_args(["--url", "o=http://h:1", "--verify", "basic"]).verify == "basic"
+        cli.parse_args(["--stacks", "actix", "--verify", "basic"])
+    assert cli.parse_args(["--url", "o=http://h:1", "--verify", "basic"]).verify == "basic"
 
 
 def test_profiles():
-    shared = bench.parse_args(["--profile", "fly-shared-cpu-1x"]).limits
+    shared = cli.parse_args(["--profile", "fly-shared-cpu-1x"]).limits
     assert shared.memory_mb == 256 and shared.cpus is None
     assert (shared.shared.period_us, shared.shared.baseline_us, shared.shared.max_balance_s) == (80000, 5000, 500)
-    perf = bench.parse_args(["--profile", "fly-performance-1x"]).limits
+    perf = cli.parse_args(["--profile", "fly-performance-1x"]).limits
     assert perf.memory_mb == 2048 and perf.cpuset == "last" and perf.shared is None
-    whole = bench.parse_args(["--profile", "cpu1-256m"]).limits
+    whole = cli.parse_args(["--profile", "cpu1-256m"]).limits
     assert whole.cpus == 1.0 and whole.memory_mb == 256
-    old = bench.parse_args(["--profile", "fly-shared-1x"])
+    old = cli.parse_args(["--profile", "fly-shared-1x"])
     assert old.profile == "cpu1-256m" and old.limits.cpus == 1.0
-    assert bench.resolve_cpuset("last", 2) == "1" and bench.resolve_cpuset("0-1", 4) == "0-1"
+    assert cgroups.resolve_cpuset("last", 2) == "1" and cgroups.resolve_cpuset("0-1", 4) == "0-1"
     with pytest.raises(SystemExit):
-        bench.parse_args(["--profile", "fly-shared-cpu-1x", "--url", "x=http://h:1"])
+        cli.parse_args(["--profile", "fly-shared-cpu-1x", "--url", "x=http://h:1"])
 
 
 def test_governor_arithmetic():
-    rule = bench.FlyShared()
-    g = bench.ShareGovernor(rule)
+    rule = records.FlyShared()
+    g = governor.ShareGovernor(rule)
     assert g.quota_us() == 5000, "an empty balance gets the baseline"
     assert g.step(0.08, 0.005) == 5000 and g.balance_s == 0.0, "using the baseline keeps the balance empty"
     for _ in range(16):  # idle: each 80 ms period adds 5 ms
@@ -440,13 +444,13 @@ def test_governor_arithmetic():
     g.step(10_000.0, 0.0)
     assert g.balance_s == 500.0, "capped at 500 s"
     assert g.set_balance(-1) == 5000 and g.set_balance(1e9) == 80000 and g.balance_s == 500.0
-    tiny = bench.ShareGovernor(bench.FlyShared(period_us=100000, baseline_us=100))
+    tiny = governor.ShareGovernor(records.FlyShared(period_us=100000, baseline_us=100))
     assert tiny.quota_us() == 1000, "never below the kernel's 1 ms minimum quota"
 
 
 def test_burst_seconds():
-    assert bench.burst_seconds(500, 1.0, 0.0625) == pytest.approx(533.33, abs=0.01)
-    assert bench.burst_seconds(500, 0.05, 0.0625) is None, "under the baseline the balance never runs out"
+    assert governor.burst_seconds(500, 1.0, 0.0625) == pytest.approx(533.33, abs=0.01)
+    assert governor.burst_seconds(500, 0.05, 0.0625) is None, "under the baseline the balance never runs out"
 
 
 class FakeCgroup:
@@ -464,12 +468,12 @@ def test_governor_thread_accrues_an_idle_balance_on_a_fake_clock():
     ticks = iter(range(10**6))
     clock = lambda: next(ticks) * 0.04  # noqa: E731 - two reads a period: each tick is 80 ms of fake time
     cg = FakeCgroup(lambda: 1.0)        # the server uses nothing
-    gt = bench.GovernorThread(cg, bench.ShareGovernor(bench.FlyShared()), clock=clock)
+    gt = governor.GovernorThread(cg, governor.ShareGovernor(records.FlyShared()), clock=clock)
     assert cg.writes == [(5000, 80000)]
     gt.start()
-    deadline = bench.time.monotonic() + 10
-    while gt.ticks < 40 and bench.time.monotonic() < deadline:
-        bench.time.sleep(0.01)
+    deadline = time.monotonic() + 10
+    while gt.ticks < 40 and time.monotonic() < deadline:
+        time.sleep(0.01)
     gt.stop()
     assert gt.ticks >= 40
     quotas = [q for q, p in cg.writes]
@@ -483,11 +487,11 @@ def test_governor_thread_charges_the_cgroups_cpu_time():
     ticks = iter(range(10**6))
     used = iter(i * 0.08 for i in range(10**6))  # one CPU's worth every period
     cg = FakeCgroup(lambda: next(used))
-    gt = bench.GovernorThread(cg, bench.ShareGovernor(bench.FlyShared(), balance_s=10.0),
+    gt = governor.GovernorThread(cg, governor.ShareGovernor(records.FlyShared(), balance_s=10.0),
                               clock=lambda: next(ticks) * 0.04)
     gt.start()
     while gt.ticks < 20:
-        bench.time.sleep(0.01)
+        time.sleep(0.01)
     gt.stop()
     # Per tick: +5 ms baseline − 80 ms used (the clock advances 80 ms a tick).
     assert gt.balance_s == pytest.approx(10.0 - gt.ticks * 0.075, abs=1e-6)
@@ -498,21 +502,21 @@ def test_account_splits_the_machines_cpu():
               "cpu_stat": {"nr_periods": 10, "nr_throttled": 1, "throttled_us": 100}}
     after = {"t": 110.0, "server": 18.0, "pg": 4.0, "busy": 66.0, "idle": 33.0, "steal": 1.5, "cgroup": 13.0,
              "cpu_stat": {"nr_periods": 135, "nr_throttled": 101, "throttled_us": 9100}}
-    a = bench.account(before, after, 10000, 3.0)
+    a = probes.account(before, after, 10000, 3.0)
     assert a["cpu_ms_per_request"] == 0.8 and a["wrk_cpu_ms_per_request"] == 0.3 and a["pg_cpu_ms_per_request"] == 0.2
     assert a["machine"] == {"busy_cores": 1.6, "idle_cores": 0.3, "steal_cores": 0.05, "rest_cores": 0.3}
     assert a["throttled"] == {"nr_periods": 125, "nr_throttled": 100, "throttled_us": 9000}
     assert a["cgroup_cpu_per_s"] == 0.8
-    url_target = bench.account({"t": 0.0, "server": None, "pg": None, "busy": 1.0, "idle": 1.0, "steal": 0.0},
+    url_target = probes.account({"t": 0.0, "server": None, "pg": None, "busy": 1.0, "idle": 1.0, "steal": 0.0},
                                {"t": 1.0, "server": None, "pg": None, "busy": 2.0, "idle": 1.0, "steal": 0.0}, 10, 0.1)
     assert "cpu_ms_per_request" not in url_target and "pg_cpu_s" not in url_target
 
 
 def test_system_cpu_and_process_memory_are_readable():
-    s = bench.system_cpu()
+    s = probes.system_cpu()
     assert s["busy"] > 0 and s["idle"] >= 0 and s["steal"] >= 0
-    assert 0 < bench.proc_anon_bytes(bench.os.getpid()) <= bench.proc_rss_bytes(bench.os.getpid())
-    assert bench.tree_cpu_seconds(None) is None
+    assert 0 < probes.proc_anon_bytes(os.getpid()) <= probes.proc_rss_bytes(os.getpid())
+    assert probes.tree_cpu_seconds(None) is None
 
 
 def test_tree_cpu_keeps_the_time_of_a_child_that_exited():
@@ -526,9 +530,9 @@ def test_tree_cpu_keeps_the_time_of_a_child_that_exited():
                                f"print('reaped', flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE, text=True)
     try:
         assert parent.stdout.readline().strip() == "burnt"
-        while_alive = bench.tree_cpu_seconds(parent.pid)
+        while_alive = probes.tree_cpu_seconds(parent.pid)
         assert parent.stdout.readline().strip() == "reaped"
-        after_exit = bench.tree_cpu_seconds(parent.pid)
+        after_exit = probes.tree_cpu_seconds(parent.pid)
     finally:
         parent.kill()
         parent.wait()
@@ -545,25 +549,25 @@ def test_oha_summary_parsing():
         "statusCodeDistribution": {"200": 990, "503": 5},
         "errorDistribution": {"connection closed before message completed": 5},
     })
-    r = bench.parse_oha("oha banner\n" + text, 100.0, 0.0)
+    r = loadgen.parse_oha("oha banner\n" + text, 100.0, 0.0)
     assert r["target_rps"] == 100.0 and r["achieved_rps"] == 99.0
     assert r["latency_ms"] == {"p50": 3.0, "p90": 5.0, "p99": 12.5, "p99_9": 100.0, "max": 250.0}
     assert r["errors"] == 10 and r["unexpected_status"] == 5 and r["requests"] == 1000
-    assert "503" in bench.run_failure(r, "open loop") and "connection closed" in bench.run_failure(r, "open loop")
-    with pytest.raises(bench.ToolError, match="no valid JSON"):
-        bench.parse_oha("panicked", 1.0, 0.0)
+    assert "503" in loadgen.run_failure(r, "open loop") and "connection closed" in loadgen.run_failure(r, "open loop")
+    with pytest.raises(stackctl.ToolError, match="no valid JSON"):
+        loadgen.parse_oha("panicked", 1.0, 0.0)
 
 
 def test_open_loop_rates_are_shared_absolute_and_own_relative():
-    plan = bench.open_loop_rates({"fast": 3000.0, "slow": 2000.0}, (0.5, 0.9), (0.5,))
+    plan = schedule.open_loop_rates({"fast": 3000.0, "slow": 2000.0}, (0.5, 0.9), (0.5,))
     assert [r["target_rps"] for r in plan["fast"]] == [1000.0, 1800.0, 1500.0]
     assert [r["target_rps"] for r in plan["slow"]] == [1000.0, 1800.0, 1000.0]
     assert [r["kind"] for r in plan["slow"]] == ["shared", "shared", "own"]
-    assert bench.open_loop_rates({}, (0.5,), (0.5,)) == {}
+    assert schedule.open_loop_rates({}, (0.5,), (0.5,)) == {}
 
 
 def test_open_loop_repeats_the_own_fractions_in_rotated_order():
-    plan = bench.open_loop_rates({"a": 1000.0}, (0.5,), (0.5, 0.75, 0.9), own_repeats=3)["a"]
+    plan = schedule.open_loop_rates({"a": 1000.0}, (0.5,), (0.5, 0.75, 0.9), own_repeats=3)["a"]
     own = [(r["fraction"], r["repeat"]) for r in plan if r["kind"] == "own"]
     assert own == [(0.5, 1), (0.75, 1), (0.9, 1), (0.75, 2), (0.9, 2), (0.5, 2), (0.9, 3), (0.5, 3), (0.75, 3)]
     assert [r["kind"] for r in plan].count("shared") == 1   # the shared rates once
@@ -577,17 +581,17 @@ def test_gc_pauses_are_parsed_and_attributed_to_the_runs_they_fell_in(tmp_path):
         "[2026-11-24T16:00:06.000+0000][6.000s] GC(1) Pause Young (Allocation Failure) 26M->7M(92M) 5.500ms\n"
         "[2026-11-24T16:00:07.000+0000][7.000s] GC(2) Pause Full (System.gc()) 30M->8M(92M) 41.250ms\n"
         "[2026-11-24T16:00:20.000+0000][20.000s] GC(3) Pause Young (Allocation Failure) 26M->7M(92M) 2.000ms\n")
-    pauses = bench.gc_pauses(log)
+    pauses = probes.gc_pauses(log)
     assert [(round(d, 3), k) for _, d, k in pauses] == [(3.0, "Pause Young"), (5.5, "Pause Young"),
                                                           (41.25, "Pause Full"), (2.0, "Pause Young")]
     t0 = pauses[0][0] - 1
     result = {"open_loop": [{"wall": [t0, t0 + 10]}, {"wall": [t0 + 10, t0 + 20]}, {"kind": "shared"}]}
-    bench.attribute_gc_pauses(result, pauses)
+    probes.attribute_gc_pauses(result, pauses)
     first, second, third = result["open_loop"]
     assert first["gc"] == {"pauses": 3, "kinds": ["Pause Full", "Pause Young"], "sum_ms": 49.8, "p50_ms": 5.5,
                            "max_ms": 41.25, "paused_share": 0.005}
     assert second["gc"]["pauses"] == 1 and second["gc"]["max_ms"] == 2.0 and "gc" not in third
-    assert bench.gc_pauses(tmp_path / "missing.log") == []
+    assert probes.gc_pauses(tmp_path / "missing.log") == []
 
 
 def test_capacity_search_bisects_from_the_runs_already_made():
@@ -596,9 +600,9 @@ def test_capacity_search_bisects_from_the_runs_already_made():
                 "latency_ms": {"p99": p99}}
     # 500 and 750 held (median of repeats), 900 did not; 800 kept p99 low but fell behind: not held.
     runs = [run(500, 5), run(750, 20), run(750, 150), run(750, 30), run(900, 300), run(800, 10, achieved=700)]
-    assert bench.capacity_bounds(runs, 1000.0) == (750, 800)
-    assert bench.capacity_bounds([run(500, 5)], 1000.0) == (500, 1100.0)
-    assert bench.capacity_bounds([], 1000.0) == (0.0, 1100.0)
+    assert schedule.capacity_bounds(runs, 1000.0) == (750, 800)
+    assert schedule.capacity_bounds([run(500, 5)], 1000.0) == (500, 1100.0)
+    assert schedule.capacity_bounds([], 1000.0) == (0.0, 1100.0)
 
     class FakeLive:
         def __init__(self, name):
@@ -610,13 +614,13 @@ def test_capacity_search_bisects_from_the_runs_already_made():
     def fake_open_run(live, spec, settings, progress, bodies, oha, seconds):
         asked.append(spec["target_rps"])
         return run(spec["target_rps"], 50 if spec["target_rps"] <= truth else 200)
-    orig = bench.open_run
-    bench.open_run = fake_open_run
+    orig = schedule.open_run
+    schedule.open_run = fake_open_run
     try:
-        settings = bench.parse_args(["--stacks", bench.stackctl.list_stacks()[0]])
-        bench.capacity_search(lives, {"a": 1000.0}, settings, None, [], Path("/dev/null"), "oha")
+        settings = cli.parse_args(["--stacks", stackctl.list_stacks()[0]])
+        schedule.capacity_search(lives, {"a": 1000.0}, settings, None, [], Path("/dev/null"), "oha")
     finally:
-        bench.open_run = orig
+        schedule.open_run = orig
     assert asked == [700.0, 800.0, 750.0]
     cap = lives[0].result["capacity"]
     assert (cap["rps"], cap["next_failed_rps"], cap["p99_under_ms"]) == (750.0, 800.0, 100.0)
@@ -624,22 +628,22 @@ def test_capacity_search_bisects_from_the_runs_already_made():
 
 
 def test_open_loop_bodies_follow_the_scenario():
-    users = bench.open_loop_bodies("users", 0.0)
+    users = loadgen.open_loop_bodies("users", 0.0)
     assert len(users) == len(set(users)) == 10000
     assert json.loads(users[41]) == {"username": "legacy42@example.com", "password": "legacy-pass-42"}
-    assert bench.open_loop_bodies("john", 0.0) == ['{"username":"john@example.com","password":"TopSecret0!"}']
-    mixed = bench.open_loop_bodies("mixed", 0.0)
+    assert loadgen.open_loop_bodies("john", 0.0) == ['{"username":"john@example.com","password":"TopSecret0!"}']
+    mixed = loadgen.open_loop_bodies("mixed", 0.0)
     assert sum("argon" in b for b in mixed) / len(mixed) == 0.2
-    wrong = bench.open_loop_bodies("users", 0.2)
+    wrong = loadgen.open_loop_bodies("users", 0.2)
     assert sum(b.endswith('-wrong"}') for b in wrong) / len(wrong) == pytest.approx(0.2, abs=1e-3)
-    assert all(b.endswith('-wrong"}') for b in bench.open_loop_bodies("argon2", 1.0))
+    assert all(b.endswith('-wrong"}') for b in loadgen.open_loop_bodies("argon2", 1.0))
 
 
-@pytest.mark.skipif(bench.loadgen() is None, reason="oha not installed (bash wrk/install-loadgen.sh)")
+@pytest.mark.skipif(loadgen.loadgen() is None, reason="oha not installed (bash wrk/install-loadgen.sh)")
 def test_oha_open_loop_against_the_fake(fake, tmp_path):
     bodies = tmp_path / "b.txt"
-    bodies.write_text("\n".join(bench.open_loop_bodies("users", 0.0)[:50]) + "\n")
-    r = bench.run_oha(fake, 50, 1, 4, bodies, 0.0, bench.loadgen())
+    bodies.write_text("\n".join(loadgen.open_loop_bodies("users", 0.0)[:50]) + "\n")
+    r = loadgen.run_oha(fake, 50, 1, 4, bodies, 0.0, loadgen.loadgen())
     assert r["status"] == {"200": 50} and r["errors"] == 0 and r["requests"] == 50
     assert r["latency_ms"]["p50"] > 0 and r["latency_ms"]["max"] >= r["latency_ms"]["p99"]
     sent = {b["username"] for b in FakeToken.seen}
@@ -653,7 +657,7 @@ def test_each_open_loop_run_follows_an_unmeasured_run_at_its_rate(monkeypatch, t
         calls.append((rate, seconds))
         return {"status": {"200": int(rate * seconds)}, "errors": 0, "achieved_rps": rate, "target_rps": rate,
                 "latency_ms": {"p50": 1, "p99": 2}, "loadgen_cpu_s": 0.1, "requests": int(rate * seconds)}
-    monkeypatch.setattr(bench, "run_oha", fake_oha)
+    monkeypatch.setattr(schedule, "run_oha", fake_oha)
 
     class FakeLive:
         name, url, governor, failed = "a", "http://127.0.0.1:9", None, False
@@ -667,45 +671,45 @@ def test_each_open_loop_run_follows_an_unmeasured_run_at_its_rate(monkeypatch, t
 
         def fail(self, reason):
             self.failed = reason
-    monkeypatch.setattr(bench, "account", lambda before, after, n, cpu: {})
-    settings = bench.parse_args(["--stacks", bench.stackctl.list_stacks()[0], "--rewarm", "4"])
+    monkeypatch.setattr(schedule, "account", lambda before, after, n, cpu: {})
+    settings = cli.parse_args(["--stacks", stackctl.list_stacks()[0], "--rewarm", "4"])
 
     class Quiet:
         def say(self, *a):
             pass
-    run = bench.open_run(FakeLive(), {"kind": "own", "fraction": 0.75, "of": "own", "target_rps": 100.0, "repeat": 2},
+    run = schedule.open_run(FakeLive(), {"kind": "own", "fraction": 0.75, "of": "own", "target_rps": 100.0, "repeat": 2},
                          settings, Quiet(), tmp_path / "b.txt", "oha", 15)
     assert calls == [(100.0, 4), (100.0, 15)]   # the re-warm at the same rate, then the measured run
     assert run["repeat"] == 2 and run["kind"] == "own" and len(run["wall"]) == 2
     calls.clear()
-    smoke = bench.parse_args(["--stacks", bench.stackctl.list_stacks()[0], "--smoke"])
-    bench.open_run(FakeLive(), {"kind": "own", "fraction": 0.9, "of": "own", "target_rps": 50.0}, smoke, Quiet(),
+    smoke = cli.parse_args(["--stacks", stackctl.list_stacks()[0], "--smoke"])
+    schedule.open_run(FakeLive(), {"kind": "own", "fraction": 0.9, "of": "own", "target_rps": 50.0}, smoke, Quiet(),
                    tmp_path / "b.txt", "oha", 2)
     assert calls == [(50.0, 2)]   # the smoke run keeps its phases short
 
 
 def test_round_robin_order():
-    assert bench.rotated(["a", "b", "c"], 0) == ["a", "b", "c"]
-    assert bench.rotated(["a", "b", "c"], 1) == ["b", "c", "a"]
-    assert bench.rotated(["a", "b", "c"], 5) == ["c", "a", "b"]
-    assert bench.rotated([], 3) == []
-    assert bench.agree(1.0, 1.029) and not bench.agree(1.0, 1.031) and not bench.agree(0, 0)
+    assert schedule.rotated(["a", "b", "c"], 0) == ["a", "b", "c"]
+    assert schedule.rotated(["a", "b", "c"], 1) == ["b", "c", "a"]
+    assert schedule.rotated(["a", "b", "c"], 5) == ["c", "a", "b"]
+    assert schedule.rotated([], 3) == []
+    assert schedule.agree(1.0, 1.029) and not schedule.agree(1.0, 1.031) and not schedule.agree(0, 0)
 
 
 def test_jvm_stacks_must_sign_with_accp(tmp_path):
-    jvm = bench.Stack("j", tmp_path, {"run": ["{java}", "-jar", "x.jar"]})
-    native = bench.Stack("n", tmp_path, {"run": ["./server"]})
-    assert bench.provider_problem(jvm, {"provider": "AmazonCorrettoCryptoProvider 2.5.0"}, None) is None
-    assert "not AmazonCorrettoCryptoProvider" in bench.provider_problem(jvm, {"provider": "SunRsaSign 25"}, None)
-    assert "signing provider unknown" in bench.provider_problem(jvm, None, "signbench of j failed (exit 1)")
-    assert bench.provider_problem(native, None, None) is None
+    jvm = stackctl.Stack("j", tmp_path, {"run": ["{java}", "-jar", "x.jar"]})
+    native = stackctl.Stack("n", tmp_path, {"run": ["./server"]})
+    assert ceilings.provider_problem(jvm, {"provider": "AmazonCorrettoCryptoProvider 2.5.0"}, None) is None
+    assert "not AmazonCorrettoCryptoProvider" in ceilings.provider_problem(jvm, {"provider": "SunRsaSign 25"}, None)
+    assert "signing provider unknown" in ceilings.provider_problem(jvm, None, "signbench of j failed (exit 1)")
+    assert ceilings.provider_problem(native, None, None) is None
 
 
 def test_cpu_identity_names_family_model_and_crypto_flags():
     cpuinfo = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
                "model name\t: AMD EPYC\nstepping\t: 1\nflags\t\t: fpu avx2 adx sha_ni vaes avx512ifma\n\nprocessor\t: 1\n")
     lscpu = "Model name:  AMD EPYC\nThread(s) per core:  1\nCore(s) per socket:  2\nFlags: x\n"
-    c = bench.cpu_identity(cpuinfo, lscpu)
+    c = environment.cpu_identity(cpuinfo, lscpu)
     assert (c["family"], c["model"], c["stepping"]) == ("25", "17", "1")
     assert c["crypto_flags"]["avx512ifma"] and c["crypto_flags"]["sha_ni"] and not c["crypto_flags"]["avx512f"]
     assert c["lscpu"] == {"Model name": "AMD EPYC", "Thread(s) per core": "1", "Core(s) per socket": "2"}
@@ -722,7 +726,7 @@ def test_summary_of_memory_open_loop_and_fly():
               "open_loop": [{"kind": "shared", "fraction": 0.5, "target_rps": 40.0, "achieved_rps": 40.0, "errors": 0,
                              "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}, "status": {}}],
               "fly": {"startup_empty_balance_s": 21.5, "burst": {"rps": 1300, "cpu_per_s": 1.0, "burst_s": 533.3}}}
-    s = bench.summarize(result, None)
+    s = summary.summarize(result, None)
     assert s["anon_peak_mib"] == 150.0 and s["anon_steady_mib"] == 150.0 and s["cgroup_peak_mib"] == 210.0
     c16 = s["by_concurrency"]["16"]
     assert c16["wrk_cpu_ms_per_request"] == 0.1 and c16["machine"]["idle_cores"] == 1.7
@@ -761,8 +765,8 @@ def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
          "fly": {"startup_empty_balance_s": 21.5, "burst": {"rps": 1300, "cpu_per_s": 1.0, "burst_s": 533.3}},
          "capacity": {"p99_under_ms": 100.0, "rps": 61.0, "next_failed_rps": 66.5, "of_closed_loop_max": 0.7625,
                       "steps": 3, "seconds_per_step": 15}}
-    r["summary"] = bench.summarize(r, None)
-    text = bench.write_markdown(tmp_path / "r.md", env, None, [r],
+    r["summary"] = summary.summarize(r, None)
+    text = reports.write_markdown(tmp_path / "r.md", env, None, [r],
                                 [{"concurrency": 16, "repeat": 1, "order": ["zio"]}])
     assert "family 25 model 17 stepping 1" in text and "Crypto-relevant CPU flags: vaes." in text
     assert "5 ms per 80 ms period baseline, balance up to 500 s" in text
@@ -782,21 +786,21 @@ def test_governor_thread_does_not_rewrite_an_unchanged_quota():
     ticks = iter(range(10**6))
     used = iter(i * 0.005 for i in range(10**6))  # exactly the baseline every 80 ms
     cg = FakeCgroup(lambda: next(used))
-    gt = bench.GovernorThread(cg, bench.ShareGovernor(bench.FlyShared()), clock=lambda: next(ticks) * 0.04)
+    gt = governor.GovernorThread(cg, governor.ShareGovernor(records.FlyShared()), clock=lambda: next(ticks) * 0.04)
     gt.start()
     while gt.ticks < 20:
-        bench.time.sleep(0.01)
+        time.sleep(0.01)
     gt.stop()
     assert cg.writes == [(5000, 80000)] and gt.balance_s == pytest.approx(0.0, abs=1e-9)
 
 
 @needs_wrk
 def test_warm_up_errors_are_recorded_but_only_measured_runs_fail(fake):
-    live = bench.Live("fake", fake, {})
-    settings = bench.parse_args(["--url", f"fake={fake}", "--smoke"])
+    live = schedule.Live("fake", fake, {})
+    settings = cli.parse_args(["--url", f"fake={fake}", "--smoke"])
     FakeToken.unavailable = True
     try:
-        w = bench.warm_up(live, settings, 2, bench.Progress(1), window=1, cap=1)
+        w = schedule.warm_up(live, settings, 2, cli.Progress(1), window=1, cap=1)
     finally:
         FakeToken.unavailable = False
     assert not live.failed and w["windows"] and w["cap_s"] == 1
@@ -804,9 +808,9 @@ def test_warm_up_errors_are_recorded_but_only_measured_runs_fail(fake):
 
 
 def test_fly_shared_sweeps_few_connections_by_default():
-    assert bench.parse_args(["--profile", "fly-shared-cpu-1x"]).concurrency == [4, 16]
-    assert bench.parse_args(["--profile", "fly-shared-cpu-1x", "--concurrency", "8"]).concurrency == [8]
-    assert bench.parse_args([]).concurrency == [16, 64, 256]
+    assert cli.parse_args(["--profile", "fly-shared-cpu-1x"]).concurrency == [4, 16]
+    assert cli.parse_args(["--profile", "fly-shared-cpu-1x", "--concurrency", "8"]).concurrency == [8]
+    assert cli.parse_args([]).concurrency == [16, 64, 256]
 
 
 def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_run(monkeypatch):
@@ -816,13 +820,13 @@ def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_ru
         calls.append((live.name, c, secs, phase, measured))
         return {"rps": 1.0, "errors": 0, "cpu_ms_per_request": 1.0}
 
-    monkeypatch.setattr(bench, "load_run", fake_load_run)
-    monkeypatch.setattr(bench, "warm_up", lambda live, settings, c, progress: {"concurrency": c})
-    settings = bench.parse_args(["--url", "a=http://127.0.0.1:1", "--url", "b=http://127.0.0.1:2",
+    monkeypatch.setattr(schedule, "load_run", fake_load_run)
+    monkeypatch.setattr(schedule, "warm_up", lambda live, settings, c, progress: {"concurrency": c})
+    settings = cli.parse_args(["--url", "a=http://127.0.0.1:1", "--url", "b=http://127.0.0.1:2",
                                  "--concurrency", "16,64,256", "--repeats", "3", "--duration", "7", "--rewarm", "2"])
-    lives = [bench.Live("a", "http://127.0.0.1:1", {}), bench.Live("b", "http://127.0.0.1:2", {})]
+    lives = [schedule.Live("a", "http://127.0.0.1:1", {}), schedule.Live("b", "http://127.0.0.1:2", {})]
     order: list = []
-    bench.sweep(lives, settings, bench.Progress(1), order)
+    schedule.sweep(lives, settings, cli.Progress(1), order)
     assert [(o["repeat"], o["concurrency"], o["order"]) for o in order] == [
         (1, 16, ["a", "b"]), (1, 64, ["a", "b"]), (1, 256, ["a", "b"]),
         (2, 64, ["b", "a"]), (2, 256, ["b", "a"]), (2, 16, ["b", "a"]),
@@ -840,7 +844,7 @@ def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_ru
 
 def test_rewarm_must_be_positive(capsys):
     with pytest.raises(SystemExit):
-        bench.parse_args(["--rewarm", "0"])
+        cli.parse_args(["--rewarm", "0"])
     assert "--rewarm" in capsys.readouterr().err
 
 
@@ -866,46 +870,46 @@ OPENSSL_32_RSA = ("                   sign    verify    encrypt   decrypt   sign
 
 
 def test_key_type_flag_replaces_key_bits(capsys):
-    assert bench.parse_args([]).key_type == "rsa-2048" == bench.DEFAULT_KEY_TYPE
+    assert cli.parse_args([]).key_type == "rsa-2048" == keys.DEFAULT_KEY_TYPE
     for kt in ("rsa-2048", "rsa-4096", "p-256", "ed25519"):
-        assert bench.parse_args(["--key-type", kt]).key_type == kt
+        assert cli.parse_args(["--key-type", kt]).key_type == kt
     for argv in (["--key-type", "p-384"], ["--key-bits", "4096"]):
         with pytest.raises(SystemExit):
-            bench.parse_args(argv)
+            cli.parse_args(argv)
     assert "--key-type" in capsys.readouterr().err
 
 
 def test_every_dev_key_type_has_an_algorithm_a_name_and_an_openssl_measurement():
-    assert list(bench.stackctl.KEYS) == ["rsa-2048", "rsa-4096", "p-256", "ed25519"]
-    assert {kt: bench.key_alg(kt) for kt in bench.stackctl.KEYS} == {
+    assert list(stackctl.KEYS) == ["rsa-2048", "rsa-4096", "p-256", "ed25519"]
+    assert {kt: keys.key_alg(kt) for kt in stackctl.KEYS} == {
         "rsa-2048": "RS256", "rsa-4096": "RS256", "p-256": "ES256", "ed25519": "EdDSA"}
-    assert set(bench.OPENSSL_SPEED) == set(bench.KEY_TYPE_NAMES) == set(bench.stackctl.KEYS)
-    assert {kt: bench.OPENSSL_SPEED[kt][0] for kt in bench.stackctl.KEYS} == {
+    assert set(keys.OPENSSL_SPEED) == set(keys.KEY_TYPE_NAMES) == set(stackctl.KEYS)
+    assert {kt: keys.OPENSSL_SPEED[kt][0] for kt in stackctl.KEYS} == {
         "rsa-2048": "rsa2048", "rsa-4096": "rsa4096", "p-256": "ecdsap256", "ed25519": "ed25519"}
-    assert [bench.key_label(kt) for kt in bench.stackctl.KEYS] == [
+    assert [keys.key_label(kt) for kt in stackctl.KEYS] == [
         "RSA-2048 (RS256)", "RSA-4096 (RS256)", "P-256 (ES256)", "Ed25519 (EdDSA)"]
 
 
 def test_old_result_sets_record_key_bits_and_are_read_as_rsa():
-    assert bench.recorded_key_type({"key_bits": 4096}) == "rsa-4096"
-    assert bench.recorded_key_type({"key_type": "ed25519", "alg": "EdDSA"}) == "ed25519"
-    assert bench.recorded_key_type({}) is None and bench.key_label(None) == "key type unknown"
-    assert bench.signature_name({"key_bits": 2048}) == "RSA-2048"
-    assert bench.signature_name({"key_type": "p-256", "signature": "ECDSA P-256"}) == "ECDSA P-256"
+    assert keys.recorded_key_type({"key_bits": 4096}) == "rsa-4096"
+    assert keys.recorded_key_type({"key_type": "ed25519", "alg": "EdDSA"}) == "ed25519"
+    assert keys.recorded_key_type({}) is None and keys.key_label(None) == "key type unknown"
+    assert reports.signature_name({"key_bits": 2048}) == "RSA-2048"
+    assert reports.signature_name({"key_type": "p-256", "signature": "ECDSA P-256"}) == "ECDSA P-256"
 
 
 @pytest.mark.parametrize("key_type, signs", [("rsa-2048", 3390.0), ("rsa-4096", 400.0), ("p-256", 50309.1),
                                              ("ed25519", 24434.0)])
 def test_openssl_speed_sign_column_per_key_type(key_type, signs):
-    assert bench.parse_openssl_speed(OPENSSL_OUT[key_type], key_type) == signs
+    assert ceilings.parse_openssl_speed(OPENSSL_OUT[key_type], key_type) == signs
     others = [kt for kt in OPENSSL_OUT if kt != key_type]
-    assert all(bench.parse_openssl_speed(OPENSSL_OUT[o], key_type) is None for o in others), "another key's line"
+    assert all(ceilings.parse_openssl_speed(OPENSSL_OUT[o], key_type) is None for o in others), "another key's line"
 
 
 def test_openssl_speed_finds_the_sign_column_by_its_header():
-    assert bench.parse_openssl_speed(OPENSSL_32_RSA, "rsa-2048") == 2016.1
-    assert bench.parse_openssl_speed("rsa 2048 bits 0.000295s 0.000017s   3390.0  59647.5\n", "rsa-2048") is None
-    assert bench.parse_openssl_speed("", "ed25519") is None
+    assert ceilings.parse_openssl_speed(OPENSSL_32_RSA, "rsa-2048") == 2016.1
+    assert ceilings.parse_openssl_speed("rsa 2048 bits 0.000295s 0.000017s   3390.0  59647.5\n", "rsa-2048") is None
+    assert ceilings.parse_openssl_speed("", "ed25519") is None
 
 
 def test_openssl_ceiling_runs_the_key_types_algorithm(monkeypatch):
@@ -914,9 +918,9 @@ def test_openssl_ceiling_runs_the_key_types_algorithm(monkeypatch):
     def fake_run(cmd, **kw):
         calls.append(cmd)
         out = "OpenSSL 3.0.19" if cmd == ["openssl", "version"] else OPENSSL_OUT["p-256"]
-        return bench.subprocess.CompletedProcess(cmd, 0, stdout=out, stderr="")
-    monkeypatch.setattr(bench.subprocess, "run", fake_run)
-    c = bench.openssl_ceiling("p-256", 2, runs=2)
+        return subprocess.CompletedProcess(cmd, 0, stdout=out, stderr="")
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    c = ceilings.openssl_ceiling("p-256", 2, runs=2)
     assert calls.count(["openssl", "speed", "-seconds", "2", "ecdsap256"]) == 2
     assert (c["key_type"], c["alg"], c["signature"], c["openssl_speed"]) == ("p-256", "ES256", "ECDSA P-256", "ecdsap256")
     assert c["signs_per_s_per_core"] == 50309.1 and c["sign_ms"] == pytest.approx(1000 / 50309.1)
@@ -924,16 +928,16 @@ def test_openssl_ceiling_runs_the_key_types_algorithm(monkeypatch):
 
 
 def test_openssl_ceiling_fails_clearly_without_its_line(monkeypatch):
-    monkeypatch.setattr(bench.subprocess, "run", lambda cmd, **kw: bench.subprocess.CompletedProcess(
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(
         cmd, 0, stdout=OPENSSL_OUT["rsa-2048"], stderr=""))
-    with pytest.raises(bench.ToolError, match="openssl speed ed25519 failed"):
-        bench.openssl_ceiling("ed25519", 1)
+    with pytest.raises(stackctl.ToolError, match="openssl speed ed25519 failed"):
+        ceilings.openssl_ceiling("ed25519", 1)
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
 def test_openssl_speed_on_this_machine_for_ed25519():
     # One real second of signing (and one of verifying): the parser matches the installed OpenSSL's output.
-    c = bench.openssl_ceiling("ed25519", 1)
+    c = ceilings.openssl_ceiling("ed25519", 1)
     assert c["signs_per_s_per_core"] > 100 and c["alg"] == "EdDSA"
 
 
@@ -953,7 +957,7 @@ class FakeIssuer(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
-        jwks = [k["jwk"] for t in FakeIssuer.published for k in bench.VECTORS["keys"] if k["type"] == t]
+        jwks = [k["jwk"] for t in FakeIssuer.published for k in keys.VECTORS["keys"] if k["type"] == t]
         self._send(200, {"keys": jwks})
 
     def do_POST(self):
@@ -962,8 +966,8 @@ class FakeIssuer(BaseHTTPRequestHandler):
         import jwt
         from cryptography.hazmat.primitives import serialization
         creds = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        key = serialization.load_pem_private_key(bench.stackctl.KEYS[FakeIssuer.signing].read_bytes(), None)
-        alg, kid = bench.key_alg(FakeIssuer.signing), bench.key_kid(FakeIssuer.signing)
+        key = serialization.load_pem_private_key(stackctl.KEYS[FakeIssuer.signing].read_bytes(), None)
+        alg, kid = keys.key_alg(FakeIssuer.signing), keys.key_kid(FakeIssuer.signing)
         now = int(_time.time())
         claims = {"iss": FakeIssuer.issuer, "aud": "channel-api", "sub": "u", "iat": now, "exp": now + 600}
         access = jwt.encode({**claims, "client_id": "public"}, key, algorithm=alg,
@@ -988,18 +992,18 @@ def issuer():
 @pytest.mark.parametrize("key_type", ["rsa-2048", "rsa-4096", "p-256", "ed25519"])
 def test_verify_service_checks_the_chosen_dev_key_and_its_algorithm(issuer, key_type):
     FakeIssuer.signing, FakeIssuer.published = key_type, [key_type]
-    assert bench.verify_service(issuer, FakeIssuer.issuer, key_type) is None
-    assert bench.verify_service(issuer, None, None) is None, "a --url target: any allowed algorithm in its JWKS"
-    assert "InvalidIssuerError" in bench.verify_service(issuer, "https://elsewhere.test", key_type)
+    assert verification.verify_service(issuer, FakeIssuer.issuer, key_type) is None
+    assert verification.verify_service(issuer, None, None) is None, "a --url target: any allowed algorithm in its JWKS"
+    assert "InvalidIssuerError" in verification.verify_service(issuer, "https://elsewhere.test", key_type)
 
 
 def test_verify_service_refuses_another_key_type(issuer):
     FakeIssuer.signing, FakeIssuer.published = "p-256", ["p-256"]
-    reason = bench.verify_service(issuer, None, "ed25519")
-    assert reason == f"JWKS does not serve the Ed25519 (EdDSA) dev key (kid {bench.key_kid('ed25519')})"
+    reason = verification.verify_service(issuer, None, "ed25519")
+    assert reason == f"JWKS does not serve the Ed25519 (EdDSA) dev key (kid {keys.key_kid('ed25519')})"
     # The wanted key published (as during a rotation), but the tokens signed with another one.
     FakeIssuer.published = ["p-256", "ed25519"]
-    reason = bench.verify_service(issuer, None, "ed25519")
+    reason = verification.verify_service(issuer, None, "ed25519")
     assert reason.startswith("access_token is signed with kid") and "not the Ed25519 (EdDSA) dev key" in reason
 
 
@@ -1009,26 +1013,26 @@ def _runs(*cpu, ok=1000, total=1000, rps=100):
 
 
 def test_own_cost_is_cpu_per_request_minus_the_stacks_signing():
-    s = bench.summarize({"runs": {"16": _runs(0.30, 0.32, 0.34)}, "own_ceiling": {"pair_ms": 0.1}},
+    s = summary.summarize({"runs": {"16": _runs(0.30, 0.32, 0.34)}, "own_ceiling": {"pair_ms": 0.1}},
                         {"sign_ms": 0.04})
     c16 = s["by_concurrency"]["16"]
     assert c16["own_cost_ms_per_request"] == pytest.approx(0.22) and c16["own_cost_basis"] == "signbench"
     assert c16["own_cost_ms_per_request_spread"] == pytest.approx({"median": 0.22, "min": 0.20, "max": 0.24})
     assert "signed_share" not in c16
     # Without a signbench, OpenSSL's two signatures stand in (and the report marks it).
-    c16 = bench.summarize({"runs": {"16": _runs(0.30)}}, {"sign_ms": 0.04})["by_concurrency"]["16"]
+    c16 = summary.summarize({"runs": {"16": _runs(0.30)}}, {"sign_ms": 0.04})["by_concurrency"]["16"]
     assert c16["own_cost_ms_per_request"] == pytest.approx(0.22) and c16["own_cost_basis"] == "openssl"
-    assert bench.own_cost_cell(c16) == "0.220†"
+    assert reports.own_cost_cell(c16) == "0.220†"
     # No ceiling at all (or no CPU, a --url target): no own cost.
-    assert "own_cost_ms_per_request" not in bench.summarize({"runs": {"16": _runs(0.3)}}, None)["by_concurrency"]["16"]
+    assert "own_cost_ms_per_request" not in summary.summarize({"runs": {"16": _runs(0.3)}}, None)["by_concurrency"]["16"]
 
 
 def test_own_cost_weighs_the_signing_by_the_answers_that_sign():
     # A quarter of the logins use a wrong password: answered 400, nothing signed.
-    s = bench.summarize({"runs": {"16": _runs(0.30, ok=750, total=1000)}, "own_ceiling": {"pair_ms": 0.2}}, None)
+    s = summary.summarize({"runs": {"16": _runs(0.30, ok=750, total=1000)}, "own_ceiling": {"pair_ms": 0.2}}, None)
     c16 = s["by_concurrency"]["16"]
     assert c16["own_cost_ms_per_request"] == pytest.approx(0.30 - 0.2 * 0.75) and c16["signed_share"] == 0.75
-    assert bench.signed_share([{"requests": 10}]) == 1.0, "runs without requests_ok (older sets): all signed"
+    assert summary.signed_share([{"requests": 10}]) == 1.0, "runs without requests_ok (older sets): all signed"
 
 
 def _env(settings: dict) -> dict:
@@ -1048,8 +1052,8 @@ def test_markdown_names_the_key_type_and_shows_each_stacks_own_cost(tmp_path):
             "runs": {"16": _runs(0.20, 0.21, 0.22), "64": _runs(0.25, rps=200)}}
     plain = {"name": "plain", "openssl_ceiling": ceiling, "runs": {"16": _runs(0.50)}}
     for r in (fast, plain):
-        r["summary"] = bench.summarize(r, ceiling)
-    text = bench.write_markdown(tmp_path / "r.md", _env({"key_type": "ed25519", "alg": "EdDSA"}), ceiling,
+        r["summary"] = summary.summarize(r, ceiling)
+    text = reports.write_markdown(tmp_path / "r.md", _env({"key_type": "ed25519", "alg": "EdDSA"}), ceiling,
                                 [fast, plain])
     assert text.startswith("# simple-auth benchmark — local, scenario `users`, Ed25519 (EdDSA)")
     assert "25000 Ed25519 signatures/s per core = 12500 token pairs/s per core" in text
@@ -1068,8 +1072,8 @@ def test_markdown_of_an_old_set_with_key_bits(tmp_path):
                "token_pairs_per_s_per_core": 200, "token_pairs_per_s_all_cores": 400}
     r = {"name": "old", "own_ceiling": {"provider": "p", "token_pairs_per_s_per_core": 190, "pair_ms": 5.2},
          "runs": {"16": _runs(6.0)}}
-    r["summary"] = bench.summarize(r, ceiling)
-    text = bench.write_markdown(tmp_path / "r.md", _env({"key_bits": 4096}), ceiling, [r])
+    r["summary"] = summary.summarize(r, ceiling)
+    text = reports.write_markdown(tmp_path / "r.md", _env({"key_bits": 4096}), ceiling, [r])
     assert text.startswith("# simple-auth benchmark — local, scenario `users`, RSA-4096 (RS256)")
     assert "400 RSA-4096 signatures/s per core" in text
     assert "| old | 16 | 6.000 | 5.200 | 0.800 |" in text
@@ -1081,15 +1085,15 @@ def test_a_failed_conformance_gate_names_the_test_and_its_assertion_and_keeps_th
               "E         Statuses: 200: 10, 503: 2\n"
               "FAILED spec/conformance/test_issuer.py::test_rotation_under_load_drops_no_request\n"
               "1 failed, 4 passed in 9.1s\n")
-    monkeypatch.setattr(bench.subprocess, "run",
-                        lambda *a, **kw: bench.subprocess.CompletedProcess(a[0], 1, output, "stderr line\n"))
+    monkeypatch.setattr(subprocess, "run",
+                        lambda *a, **kw: subprocess.CompletedProcess(a[0], 1, output, "stderr line\n"))
     log = tmp_path / "akka-conformance.log"
-    reason = bench.conformance_gate("akka", "rsa-2048", log)
+    reason = verification.conformance_gate("akka", "rsa-2048", log)
     assert reason == ("conformance suite failed: FAILED spec/conformance/test_issuer.py::"
                       "test_rotation_under_load_drops_no_request (AssertionError: answers other than 200 during the "
                       "rotation:); output: akka-conformance.log")
     assert log.read_text() == output + "stderr line\n"
-    monkeypatch.setattr(bench.subprocess, "run",
-                        lambda *a, **kw: bench.subprocess.CompletedProcess(a[0], 0, "5 passed\n", ""))
-    assert bench.conformance_gate("akka", "rsa-2048", tmp_path / "other.log") is None
+    monkeypatch.setattr(subprocess, "run",
+                        lambda *a, **kw: subprocess.CompletedProcess(a[0], 0, "5 passed\n", ""))
+    assert verification.conformance_gate("akka", "rsa-2048", tmp_path / "other.log") is None
     assert not (tmp_path / "other.log").exists()

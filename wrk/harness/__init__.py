@@ -1,0 +1,19 @@
+"""The benchmark runner behind `make bench` (`wrk/bench.py` is its entry point), one module per job:
+
+    cli           the command line, the profiles, progress lines and the time estimate
+    records       typed records: Settings, Limits, FlyShared, and the constants the phases share
+    keys          the dev key types: algorithm, kid, names, the openssl speed algorithm
+    cgroups       the server's cgroup (v1 or v2): quota, cpuset, memory limit, what it reads back
+    governor      fly's shared-CPU rule: the balance arithmetic and the thread that rewrites the quota
+    probes        /proc readings, the sampler, one run's CPU accounting, GC pauses, the start-up probe
+    ceilings      OpenSSL's and each stack's own signing ceiling
+    loadgen       wrk and oha: one run each, their output read, what fails a run
+    schedule      warm-up, the interleaved sweep, the open loop, the capacity bisection, fly's burst
+    verification  the tokens checked against the JWKS, the conformance gate
+    environment   the machine, the tools, the libraries and the settings as results.json records them
+    summary       the statistics of each stack's runs
+    reports       results.md and the charts
+    runner        each stack prepared, started and stopped; main()
+
+wrk/ stays on sys.path (the modules import `stackctl` from it, as bench.py always did).
+"""

@@ -1,0 +1,205 @@
+"""Probes: what /proc tells about the server, PostgreSQL, the load generator and the machine (CPU time, memory),
+the sampler thread, the CPU accounting of one run, JVM collection pauses, and the start-up probe."""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import re
+import resource
+import statistics
+import subprocess
+import threading
+import time
+import os
+from pathlib import Path
+
+import stackctl
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def proc_cpu_seconds(pid: int, reaped_children: bool = False) -> float | None:
+    """utime + stime of all the process's threads; with reaped_children, also the CPU of the children it has
+    waited for (cutime + cstime), which is where an exited child's CPU time goes."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLK_TCK
+
+
+def proc_rss_bytes(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+    except OSError:
+        return None
+
+
+def proc_anon_bytes(pid: int) -> int | None:
+    """RssAnon: the process's anonymous resident memory (heap, stacks, JIT code: not mapped files)."""
+    with contextlib.suppress(OSError, AttributeError):
+        m = re.search(r"^RssAnon:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
+        return int(m.group(1)) * 1024
+    return None
+
+
+def children_of(pid: int) -> list[int]:
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    kids.append(int(d.name))
+    return kids
+
+
+def postgres_pid(pg) -> int | None:
+    """The throw-away cluster's postmaster (its backends are its children); None for a DATABASE_URL database."""
+    with contextlib.suppress(AttributeError, OSError, ValueError, AssertionError, TypeError):
+        return int((pg.datadir / "postmaster.pid").read_text().split()[0])
+    return None
+
+
+def tree_cpu_seconds(pid: int | None) -> float | None:
+    """A process and its children (PostgreSQL: the postmaster and its backends), the exited ones included: a pool
+    that retires a connection ends a backend, and counting only the live ones made PostgreSQL's CPU over a run
+    come out negative."""
+    if pid is None:
+        return None
+    total = proc_cpu_seconds(pid, reaped_children=True)
+    if total is None:
+        return None
+    return total + sum(proc_cpu_seconds(k) or 0.0 for k in children_of(pid))
+
+
+def system_cpu() -> dict[str, float]:
+    """The machine's CPU seconds from /proc/stat: busy (user, nice, system, irq, softirq), idle (with
+    iowait) and steal (time the hypervisor gave to someone else)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    f += [0] * (8 - len(f))
+    user, nice, system, idle, iowait, irq, softirq, steal = f[:8]
+    return {"busy": (user + nice + system + irq + softirq) / CLK_TCK, "idle": (idle + iowait) / CLK_TCK,
+            "steal": steal / CLK_TCK}
+
+
+def children_cpu_seconds() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+class Sampler(threading.Thread):
+    """Samples the server's RSS, anonymous RSS and CPU time every `interval` seconds."""
+
+    def __init__(self, pid: int, t0: float, interval: float = 0.5):
+        super().__init__(daemon=True)
+        self.pid, self.t0, self.interval = pid, t0, interval
+        self.samples: list[tuple[float, int, float, int]] = []  # (s since start, rss bytes, cpu s, anon bytes)
+        self.phase = "start"
+        self.phases: list[tuple[float, str]] = []
+        self._halt = threading.Event()
+
+    def mark(self, phase: str) -> None:
+        self.phase = phase
+        self.phases.append((round(time.monotonic() - self.t0, 2), phase))
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            rss, cpu, anon = proc_rss_bytes(self.pid), proc_cpu_seconds(self.pid), proc_anon_bytes(self.pid)
+            if rss is None or cpu is None:
+                break
+            self.samples.append((round(time.monotonic() - self.t0, 2), rss, round(cpu, 3), anon or 0))
+            self._halt.wait(self.interval)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(2)
+
+
+GC_PAUSE = re.compile(r"^\[(?P<time>\d{4}-\d\d-\d\dT[\d:.]+[+-]\d{4})\].*GC\(\d+\) (?P<what>Pause [^(]*?)\s*\(.*?"
+                      r"(?P<ms>\d+(?:\.\d+)?)ms\s*$")
+
+
+def gc_pauses(path: Path) -> list[tuple[float, float, str]]:
+    """(wall-clock end, milliseconds, kind) of every stop-the-world pause in a JDK `-Xlog:gc:...:time` log."""
+    out = []
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        m = GC_PAUSE.match(line)
+        if m:
+            ts = dt.datetime.strptime(m["time"], "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+            out.append((ts, float(m["ms"]), m["what"].strip()))
+    return out
+
+
+def attribute_gc_pauses(result: dict, pauses: list[tuple[float, float, str]]) -> None:
+    """Each open-loop run gets the collections that ended inside it: how many, how long (p50, max, sum), and the
+    share of the run's wall time the application stood still. A pause of d ms at r requests/s delays about r*d/1000
+    requests by up to d ms each: when that is over 1 % of them, the pauses alone set the p99."""
+    for run in result.get("open_loop") or []:
+        w0, w1 = (run.get("wall") or (None, None))
+        if w0 is None:
+            continue
+        ms = sorted(d for t, d, _ in pauses if w0 <= t <= w1)
+        kinds = sorted({k for t, _, k in pauses if w0 <= t <= w1})
+        run["gc"] = {"pauses": len(ms), "kinds": kinds, "sum_ms": round(sum(ms), 1),
+                     "p50_ms": round(statistics.median(ms), 2) if ms else None, "max_ms": round(ms[-1], 2) if ms else None,
+                     "paused_share": round(sum(ms) / 1000 / max(w1 - w0, 1e-9), 4)}
+
+
+def time_to_first_token(url: str, proc: subprocess.Popen, t0: float, timeout: float = 120) -> float:
+    """Seconds from `t0` (just before exec) to the first 200 on /token for John (stackctl's poller)."""
+    return stackctl.first_token(url, t0, proc, timeout)
+
+
+def startup_probe(cmd: list[str], cwd: Path, env: dict, url: str) -> float:
+    """One extra start just for its start-up time: exec, first token, stop."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        return time_to_first_token(url, proc, t0)
+    finally:
+        stackctl.stop_process(proc)
+
+
+def account(before: dict, after: dict, requests: int, client_cpu_s: float | None) -> dict:
+    """Where the machine's CPU went during one run, per request and in cores: the server (its process), the load
+    generator (its rusage), PostgreSQL (postmaster and backends), the rest (the kernel's network work, the
+    runner, idle stacks), idle and stolen time. None where not measurable (a --url target)."""
+    wall = after["t"] - before["t"]
+    out: dict = {"wall_s": round(wall, 3)}
+
+    def delta(k):
+        return None if before.get(k) is None or after.get(k) is None else after[k] - before[k]
+    server, pg = delta("server"), delta("pg")
+    busy, idle, steal = delta("busy"), delta("idle"), delta("steal")
+    if server is not None:
+        out["server_cpu_s"] = round(server, 3)
+        if requests:
+            out["cpu_ms_per_request"] = round(server * 1000 / requests, 4)
+    if client_cpu_s is not None:
+        out["wrk_cpu_s"] = round(client_cpu_s, 3)
+        if requests:
+            out["wrk_cpu_ms_per_request"] = round(client_cpu_s * 1000 / requests, 4)
+    if pg is not None:
+        out["pg_cpu_s"] = round(pg, 3)
+        if requests:
+            out["pg_cpu_ms_per_request"] = round(pg * 1000 / requests, 4)
+    if wall > 0 and busy is not None:
+        known = sum(v for v in (server, client_cpu_s, pg) if v is not None)
+        out["machine"] = {"busy_cores": round(busy / wall, 3), "idle_cores": round(idle / wall, 3),
+                          "steal_cores": round(steal / wall, 3), "rest_cores": round(max(0.0, busy - known) / wall, 3)}
+    cs0, cs1 = before.get("cpu_stat") or {}, after.get("cpu_stat") or {}
+    if cs0 and cs1:
+        out["throttled"] = {k: cs1.get(k, 0) - cs0.get(k, 0) for k in ("nr_periods", "nr_throttled", "throttled_us")}
+    cg = delta("cgroup")
+    if cg is not None and wall > 0:
+        out["cgroup_cpu_per_s"] = round(cg / wall, 4)
+    return out

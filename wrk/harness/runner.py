@@ -1,0 +1,386 @@
+"""The run: each stack built, gated, measured for its ceilings, started in its cgroup and verified; then every
+stack through the schedule at once; then results.json, results.md and the charts (main)."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import stackctl
+from stackctl import ROOT, Stack, ToolError
+
+from harness.ceilings import openssl_ceiling, own_ceiling, provider_problem
+from harness.cgroups import Cgroup, resolve_cpuset
+from harness.cli import Progress, estimated_seconds, parse_args
+from harness.environment import environment
+from harness.governor import GovernorThread, ShareGovernor
+from harness.keys import OPENSSL_SPEED
+from harness.loadgen import loadgen
+from harness.probes import Sampler, attribute_gc_pauses, gc_pauses, postgres_pid, startup_probe, system_cpu, \
+    time_to_first_token
+from harness.records import Settings
+from harness.reports import write_charts, write_markdown
+from harness.schedule import Live, fly_burst, load_run, open_loop, sweep
+from harness.summary import summarize
+from harness.verification import conformance_gate, verify_basic, verify_service
+
+
+def stop_live(live: Live, settings: Settings) -> None:
+    """Stops the server and records what only the end can tell: exit, OOM, memory peaks, samples, log tail."""
+    if live.stopped:
+        return
+    live.stopped = True
+    result = live.result
+    if live.governor:
+        live.governor.stop()
+    if live.sampler:
+        live.sampler.stop()
+    if live.proc is not None:
+        died = live.proc.poll()  # before we stop it: a SIGKILL we did not send, under a memory limit, is the OOM killer
+        code = stackctl.stop_process(live.proc)
+        oom = live.cgroup.oom_kills() if live.cgroup else 0
+        if oom or (died == -signal.SIGKILL and settings.limits.memory_mb):
+            result["failed"] = f"OOM-killed (memory limit {settings.limits.memory_mb} MiB; oom_kill={oom})"
+            result["oom_killed"] = True
+        result["exit_code"] = code
+    if live.cgroup:
+        peak = live.cgroup.memory_peak_bytes()
+        result["cgroup"] = {"memory_peak_bytes": peak, "cpu_stat": live.cgroup.cpu_stat(),
+                            "paths": {k: str(v) for k, v in live.cgroup.paths.items()}}
+        live.cgroup.destroy()
+    if live.sampler:
+        result["samples"] = live.sampler.samples
+        result["phases"] = live.sampler.phases
+    if live.log_path and live.log_path.exists():
+        result["log_tail"] = live.log_path.read_text(errors="replace")[-2000:]
+    if result.get("gc_log"):
+        attribute_gc_pauses(result, gc_pauses(Path(result["gc_log"])))
+
+
+def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: Progress, workdir: Path) -> Live | None:
+    """Build, gate, ceilings, start-up probes, start (kept running), verification. Returns the live server, or
+    None with the reason in the result (appended to `results` by the caller through live/none)."""
+    result: dict = {"name": stack.name, "description": stack.manifest.get("description", ""), "target": "local"}
+    live = Live(stack.name, "", result)
+    try:
+        if settings.build:
+            progress.say(stack.name, "release build")
+            result["build_s"] = round(stack.build(), 1)
+        elif not stack.artifact.exists():
+            raise ToolError(f"{stack.artifact} does not exist (run without --no-build)")
+        result["artifact_bytes"] = stack.artifact.stat().st_size
+        if settings.conformance:
+            progress.say(stack.name, "conformance gate")
+            reason = conformance_gate(stack.name, settings.key_type, workdir / f"{stack.name}-conformance.log")
+            if reason:
+                live.fail(reason)
+                return live
+    except ToolError as e:
+        live.fail(str(e))
+        return live
+
+    port = stackctl.free_port()
+    env = stack.contract_env(db_url, port, settings.key_type, **stackctl.BENCH_ENV)
+    # The machine's speed drifts by several per cent over minutes (a shared VM): the ceilings this stack's
+    # numbers are divided by are measured right before it, not once at the start of the run.
+    progress.say(stack.name, f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} (best of {settings.signbench_runs})")
+    try:
+        result["openssl_ceiling"] = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
+    except ToolError as e:
+        print(f"bench: {e}", file=sys.stderr)
+    own_error = None
+    if "signbench" in stack.manifest:
+        progress.say(stack.name, f"own signing ceiling (signbench, best of {settings.signbench_runs})")
+        try:
+            result["own_ceiling"] = own_ceiling(stack, env, settings.signbench_s, settings.signbench_runs)
+        except ToolError as e:
+            own_error = result["own_ceiling_error"] = str(e)
+            print(f"bench: {e}", file=sys.stderr)
+    problem = provider_problem(stack, result.get("own_ceiling"), own_error)
+    if problem:
+        live.fail(problem)
+        return live
+
+    cgroup = None
+    try:
+        cgroup = Cgroup(f"simple-auth-bench-{stack.name}-{os.getpid()}", settings.limits)
+    except (OSError, ToolError) as e:
+        if settings.limits:
+            live.fail(f"cannot confine the server: {e}")
+            return live
+        print(f"bench: no cgroup for {stack.name} ({e}); no cgroup memory peak", file=sys.stderr)
+    governor = None
+    if cgroup and settings.limits.shared:
+        governor = GovernorThread(cgroup, ShareGovernor(settings.limits.shared, balance_s=0.0))
+        governor.start()
+        result["fly"] = {"rule": asdict(settings.limits.shared)}
+    cmd = stack.command("run")
+    if settings.gc_log and stack.uses_java:
+        # Asynchronous, so a slow disk never stalls a safepoint; the last start (the measured one) overwrites it.
+        result["gc_log"] = str(workdir / f"{stack.name}-gc.log")
+        cmd[1:1] = ["-Xlog:async", f"-Xlog:gc:file={result['gc_log']}:time,uptime"]
+    if cgroup:
+        cmd = cgroup.wrap(cmd)
+    url = f"http://127.0.0.1:{port}"
+    live.url, live.cgroup, live.governor = url, cgroup, governor
+    live.log_path = workdir / f"{stack.name}.log"
+    # Start-up is one number per start and the shared VM makes single starts vary by ±15 %: a few starts
+    # before the measured one, the median of all of them is reported.
+    probes: list[float] = []
+    if settings.startup_probes:
+        progress.say(stack.name, f"start-up x{settings.startup_probes + 1}")
+        try:
+            probes = [round(startup_probe(cmd, stack.dir, env, url), 3) for _ in range(settings.startup_probes)]
+        except ToolError as e:
+            live.fail(f"start-up: {e}")
+            stop_live(live, settings)
+            return live
+    if cgroup:
+        cgroup.reset_memory_peak()
+    if governor:
+        governor.set_balance(0.0)  # the measured start is from an empty balance
+    progress.say(stack.name, "start" + (" (empty balance)" if governor else ""))
+    t0 = time.monotonic()
+    with open(live.log_path, "wb") as logf:
+        live.proc = subprocess.Popen(cmd, cwd=stack.dir, env=env, stdout=logf, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+    live.sampler = Sampler(live.proc.pid, t0)
+    live.sampler.start()
+    live.pg_pid = postgres_pid(pg)
+    try:
+        result["startup_samples_s"] = probes + [round(time_to_first_token(url, live.proc, t0, timeout=300), 3)]
+        result["startup_s"] = round(statistics.median(result["startup_samples_s"]), 3)
+        if governor:
+            result["fly"]["startup_empty_balance_s"] = result["startup_samples_s"][-1]
+            result["fly"]["startup_cpu_s"] = round(cgroup.cpu_usage_s() or 0.0, 3)
+        reason = verify_service(url, env["JWT_ISSUER"], settings.key_type)
+        result["verification"] = "jwks: two logins, both tokens verified against the served JWKS"
+        if reason:
+            live.fail(f"verification: {reason}")
+    except (ToolError, subprocess.TimeoutExpired) as e:
+        live.fail(str(e))
+    return live
+
+
+def prepare_url(name: str, url: str, settings: Settings, progress: Progress) -> Live:
+    result: dict = {"name": name, "description": url, "target": "url", "url": url}
+    live = Live(name, url, result)
+    progress.say(name, f"verify {url} ({settings.verify})")
+    if settings.verify == "basic":
+        result["verification"] = "basic: /token answered 200 with two JWTs; signatures NOT checked (no JWKS)"
+        reason = verify_basic(url)
+    else:
+        result["verification"] = "jwks: two logins, both tokens verified against the served JWKS"
+        reason = verify_service(url, None, None)
+    if reason:
+        live.fail(f"verification: {reason}")
+    return live
+
+
+def measure(name: str, url: str, settings: Settings, progress: Progress, sampler: Sampler | None) -> dict:
+    """One service on its own (the docker target): primer, then per concurrency a warm-up until stable and
+    the repeats. Returns the raw phases; `failed` is set on the first error."""
+    live = Live(name, url, {}, sampler=sampler)
+    if settings.primer:
+        progress.say(name, "primer c=8", settings.primer)
+        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
+    order: list = []
+    if not live.failed:
+        sweep([live], settings, progress, order)
+    live.mark("end")
+    return live.result
+
+
+def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, db_url: str | None, pg,
+                progress: Progress, workdir: Path, order_log: list) -> list[dict]:
+    lives: list[Live] = []
+    try:
+        for stack in stacks:
+            lives.append(prepare_stack(stack, settings, db_url, pg, progress, workdir))
+            if lives[-1].failed:
+                stop_live(lives[-1], settings)
+        for name, url in urls.items():
+            lives.append(prepare_url(name, url, settings, progress))
+        up = [lv for lv in lives if not lv.failed]
+        for live in up:
+            if live.governor:
+                fly_burst(live, settings, progress)
+            elif settings.primer:
+                progress.say(live.name, "primer c=8", settings.primer)
+                live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
+        sweep([lv for lv in up if not lv.failed], settings, progress, order_log)
+        if settings.open_loop:
+            open_loop([lv for lv in up if not lv.failed], settings, progress, order_log)
+    except KeyboardInterrupt:
+        print("bench: interrupted; writing what was measured", file=sys.stderr)
+        for live in lives:
+            live.fail(live.result.get("failed") or "interrupted")
+    finally:
+        for live in lives:
+            live.mark("end")
+            if live.proc is not None or live.cgroup is not None:
+                stop_live(live, settings)
+    return [lv.result for lv in lives]
+
+
+def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, workdir: Path) -> list[dict]:
+    """The compose stacks: images from host-built artifacts, containers on their published ports.
+    CPU time and RSS of the container's main process (the server itself: the images exec it), plus the
+    container's cgroup CPU time and memory (peak, limit). The conformance suite against the containers is
+    wrk/docker-ci.sh's job (it needs the suite's issuer/audience); here the verification gates the numbers."""
+    import containers
+    limits = (settings.limits.cpus, settings.limits.memory_mb) if settings.limits else None
+    env = containers.compose_env(containers.readable_key(settings.key_type), limits)
+    for var in containers.SUITE_OVERRIDES:  # each container keeps the issuer it is reachable at (docker-compose.yml)
+        env.pop(var, None)
+    env.update(stackctl.BENCH_ENV)
+    issuers = containers.compose_issuers()
+    results = [{"name": s.name, "target": "docker", "failed": "no service in docker-compose.yml"}
+               for s in stacks if s.name not in containers.PORTS]
+    try:
+        progress.say("docker", "stand-in base images, PostgreSQL")
+        containers.standins()
+        containers.compose(["up", "-d", "postgres"], env)
+        for stack in stacks:
+            if stack.name not in containers.PORTS:
+                continue
+            result: dict = {"name": stack.name, "description": stack.manifest.get("description", ""), "target": "docker"}
+            results.append(result)
+            url = f"http://127.0.0.1:{containers.PORTS[stack.name]}"
+            try:
+                if settings.build:
+                    progress.say(stack.name, "release build")
+                    result["build_s"] = round(stack.build(), 1)
+                result["artifact_bytes"] = stack.artifact.stat().st_size
+                progress.say(stack.name, "image build")
+                result["image_build_s"] = containers.build_images([stack.name], env, build_artifacts=False)[stack.name]
+                result["image_bytes"] = containers.image_bytes(stack.name)
+                progress.say(stack.name, "start container")
+                t0 = time.monotonic()
+                containers.compose(["up", "-d", "--no-deps", stack.name], env, limited=bool(limits))
+                stackctl.wait_http(url + "/health", None, 180)
+                result["startup_s"] = round(time.monotonic() - t0, 3)  # compose up -> /health 200
+                cid = containers.container_id(env, stack.name)
+                cg = containers.ContainerCgroup(cid)
+                reason = verify_service(url, issuers.get(stack.name), settings.key_type)
+                if reason:
+                    result["failed"] = f"verification: {reason}"
+                    continue
+                sampler = Sampler(containers.container_pid(cid), t0)
+                sampler.start()
+                cpu0 = cg.cpu_seconds()
+                try:
+                    result.update(measure(stack.name, url, settings, progress, sampler))
+                finally:
+                    sampler.stop()
+                cpu1 = cg.cpu_seconds()
+                result["samples"] = sampler.samples
+                result["phases"] = sampler.phases
+                result["container"] = {"cgroup_cpu_s": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None,
+                                       **cg.memory(), "limits": {"cpus": settings.limits.cpus,
+                                                                 "memory_mb": settings.limits.memory_mb}}
+                if result["container"].get("oom_kills"):
+                    result["failed"] = f"OOM-killed in the container (oom_kill={result['container']['oom_kills']})"
+            except (ToolError, subprocess.TimeoutExpired, OSError) as e:
+                result["failed"] = str(e)
+            finally:
+                logs = containers.compose(["logs", "--no-color", "--tail", "40", stack.name], env, check=False, quiet=True)
+                result["log_tail"] = (logs.stdout or "")[-2000:]
+                containers.compose(["stop", "-t", "15", stack.name], env, check=False, quiet=True)
+    finally:
+        containers.down(env)
+    return results
+
+
+def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> dict:
+    """One --url target on its own (kept for callers that measure a single service)."""
+    order: list = []
+    return bench_local([], {name: url}, settings, None, None, progress, settings.out, order)[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = parse_args(argv)
+    for tool in ("wrk", "openssl"):
+        if not shutil.which(tool):
+            print(f"bench: {tool} not found (apt-get install {tool})", file=sys.stderr)
+            return 2
+    if settings.open_loop and settings.target == "local" and not loadgen():
+        print("bench: oha (the open-loop load generator) not found: bash wrk/install-loadgen.sh "
+              "(or --no-open-loop)", file=sys.stderr)
+        return 2
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    if settings.target == "docker":
+        settings.profile = "docker-" + settings.profile
+    out = settings.out / f"{stamp}-{settings.profile}"
+    out.mkdir(parents=True, exist_ok=True)
+    if settings.limits.cpuset:
+        # Everything but the server (this runner, wrk, oha, PostgreSQL started below) on the other CPUs; the
+        # server's cgroup cpuset moves it to its own when it joins.
+        server_cpu = int(resolve_cpuset(settings.limits.cpuset))
+        os.sched_setaffinity(0, {c for c in os.sched_getaffinity(0) if c != server_cpu})
+    stacks = [Stack.load(s) for s in settings.stacks]
+    progress = Progress(estimated_seconds(settings, len(stacks) + len(settings.urls)))
+    env = environment(settings, stacks)
+
+    progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]}")
+    ceiling = None
+    try:
+        ceiling = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
+    except ToolError as e:
+        print(f"bench: {e}", file=sys.stderr)
+
+    results: list[dict] = []
+    order: list = []
+    steal0 = system_cpu()
+    t0 = time.monotonic()
+    try:
+        if stacks and settings.target == "docker":
+            results.extend(bench_docker(stacks, settings, progress, out))
+            for name, url in settings.urls.items():
+                results.append(bench_url(name, url, settings, progress))
+        elif stacks:
+            with stackctl.database() as (db_url, pg):
+                results.extend(bench_local(stacks, settings.urls, settings, db_url, pg, progress, out, order))
+        else:
+            results.extend(bench_local([], settings.urls, settings, None, None, progress, out, order))
+    except KeyboardInterrupt:
+        print("bench: interrupted; writing what was measured", file=sys.stderr)
+    except ToolError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    steal1 = system_cpu()
+    wall = time.monotonic() - t0
+    if ceiling and results:
+        # Once more with every server stopped: how far the machine's own speed moved during the run.
+        progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} again (end of the run)")
+        try:
+            end = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
+            ceiling["end_of_run"] = {"signs_per_s_per_core": end["signs_per_s_per_core"],
+                                     "runs_signs_per_s_per_core": end.get("runs_signs_per_s_per_core"),
+                                     "ratio_to_start": round(end["signs_per_s_per_core"]
+                                                             / ceiling["signs_per_s_per_core"], 3)}
+        except ToolError as e:
+            print(f"bench: {e}", file=sys.stderr)
+    env["steal_cores_whole_run"] = round((steal1["steal"] - steal0["steal"]) / wall, 4) if wall > 0 else None
+    for r in results:
+        r["summary"] = summarize(r, ceiling)
+
+    (out / "results.json").write_text(json.dumps({"environment": env, "ceiling": ceiling, "order": order,
+                                                  "stacks": results}, indent=1))
+    table = write_markdown(out / "results.md", env, ceiling, results, order)
+    charts = write_charts(out, results)
+    print(table)
+    print(f"results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} "
+          f"(results.json, results.md{', ' + ', '.join(charts) if charts else ''})")
+    failed = [r["name"] for r in results if r.get("failed")]
+    if failed:
+        print(f"bench: FAILED: {', '.join(failed)} (reasons in results.md, 'No number')", file=sys.stderr)
+    return 1 if failed or not results else 0

@@ -1,0 +1,319 @@
+"""The schedule: a service under load (Live), one measured run, the warm-up, the interleaved closed-loop sweep,
+the open-loop rates and runs, the capacity bisection and fly's burst."""
+from __future__ import annotations
+
+import contextlib
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackctl import ToolError
+
+from harness.cgroups import Cgroup
+from harness.cli import Progress
+from harness.governor import GovernorThread, burst_seconds
+from harness.loadgen import loadgen, open_loop_bodies, open_loop_connections, run_failure, run_oha, run_wrk
+from harness.probes import Sampler, account, proc_cpu_seconds, system_cpu, tree_cpu_seconds
+from harness.records import CAPACITY_P99_MS, STABLE_WITHIN, Settings
+
+
+def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...],
+                    own_repeats: int = 1) -> dict[str, list[dict]]:
+    """Per stack, the rates it is offered: the same absolute rates for all (fractions of the slowest stack's
+    closed-loop maximum), then fractions of its own maximum, `own_repeats` rounds of them (each round the
+    fractions in a rotated order, so no fraction always follows the same one)."""
+    if not max_rps:
+        return {}
+    slowest = min(max_rps.values())
+    out = {}
+    for name, top in max_rps.items():
+        rates = [{"kind": "shared", "fraction": f, "of": "slowest", "target_rps": round(slowest * f, 1)} for f in shared]
+        for k in range(own_repeats):
+            rates += [{"kind": "own", "fraction": f, "of": "own", "target_rps": round(top * f, 1), "repeat": k + 1}
+                      for f in rotated(list(own), k)]
+        out[name] = [r for r in rates if r["target_rps"] >= 1]
+    return out
+
+
+@dataclass
+class Live:
+    """A service under load: one of ours (process, cgroup, sampler, maybe a governor) or a --url target."""
+    name: str
+    url: str
+    result: dict
+    proc: subprocess.Popen | None = None
+    sampler: Sampler | None = None
+    cgroup: Cgroup | None = None
+    governor: GovernorThread | None = None
+    pg_pid: int | None = None
+    log_path: Path | None = None
+    stopped: bool = False
+
+    @property
+    def pid(self) -> int | None:
+        return self.sampler.pid if self.sampler else None
+
+    def mark(self, phase: str) -> None:
+        if self.sampler:
+            self.sampler.mark(phase)
+
+    def fail(self, reason: str) -> None:
+        self.result.setdefault("failed", reason)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.result.get("failed"))
+
+    def snapshot(self) -> dict:
+        return {"t": time.monotonic(), "server": proc_cpu_seconds(self.pid) if self.pid else None,
+                "cgroup": self.cgroup.cpu_usage_s() if self.cgroup else None,
+                "pg": tree_cpu_seconds(self.pg_pid), "cpu_stat": self.cgroup.cpu_stat() if self.cgroup else {},
+                **system_cpu()}
+
+
+def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, measured: bool = True) -> dict | None:
+    """One wrk run against a live service, with the CPU accounting around it. A measured run with any unexpected
+    status or socket error marks the service failed (the run is returned); in a primer or warm-up window the
+    errors are recorded (`unmeasured_errors`) and the measured runs decide. When wrk itself fails: failed, None."""
+    live.mark(phase)
+    before = live.snapshot()
+    try:
+        run = run_wrk(live.url, c, secs, settings.wrk_threads, settings.scenario, settings.wrong_share)
+    except (ToolError, subprocess.TimeoutExpired) as e:
+        live.fail(f"{phase}: {e}")
+        return None
+    after = live.snapshot()
+    run.update(account(before, after, run["requests"], run.get("wrk_cpu_s")))
+    if live.governor:
+        run["balance_s_after"] = round(live.governor.balance_s, 3)
+    if live.proc is not None and live.proc.poll() is not None:
+        live.fail(f"{phase}: the server exited with {live.proc.returncode} during the run")
+    reason = run_failure(run, phase)
+    if reason and measured:
+        live.fail(reason)
+    elif reason:
+        live.result.setdefault("unmeasured_errors", []).append(reason)
+    return run
+
+
+def agree(a: float, b: float, within: float = STABLE_WITHIN) -> bool:
+    return a > 0 and b > 0 and abs(a - b) / min(a, b) <= within
+
+
+def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: int | None = None,
+            cap: int | None = None, phase: str | None = None) -> dict:
+    """wrk at `c` in windows until two consecutive ones agree on the server's CPU per request within 3 %
+    (requests/s where the server's CPU cannot be read), or the cap is reached."""
+    window = window or settings.warmup_window
+    cap = settings.warmup if cap is None else cap
+    key = "cpu_ms_per_request" if live.pid else "rps"
+    windows: list[dict] = []
+    t0 = time.monotonic()
+    stable = False
+    while not live.failed and (time.monotonic() - t0) < cap:
+        progress.say(live.name, f"warm-up c={c} window {len(windows) + 1}", window)
+        run = load_run(live, settings, c, window, phase or f"warm-up c={c}", measured=False)
+        if run is None:
+            break
+        windows.append({"rps": run["rps"], key: run.get(key), "errors": run["errors"]})
+        if len(windows) >= 2 and windows[-1][key] and windows[-2][key] and agree(windows[-1][key], windows[-2][key]):
+            stable = True
+            break
+    return {"concurrency": c, "criterion": f"{key} within {STABLE_WITHIN:.0%} in two consecutive {window} s windows",
+            "cap_s": cap, "seconds": round(time.monotonic() - t0, 1), "stable": stable, "windows": windows}
+
+
+def rotated(items: list, k: int) -> list:
+    """Round-robin order for repeat k: the list rotated by k (each stack takes every position in turn)."""
+    if not items:
+        return []
+    k %= len(items)
+    return items[k:] + items[:k]
+
+
+def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
+    """The closed-loop sweep, every stack up at once. First, at each concurrency, each stack warmed up until
+    stable. Then the repeats: in repeat k both the concurrencies and the stacks in an order rotated by k (16, 64,
+    256 / 64, 256, 16 / 256, 16, 64), and before every measured run one unmeasured window at its concurrency (the
+    stack may have just run another one). So no concurrency always runs last: the VM's drift within a run (10-20 %
+    here) spreads over every cell instead of landing on the highest concurrency. Under fly's shared rule the
+    balance is emptied before every run (the sustained state)."""
+    for c in settings.concurrency:
+        for live in lives:
+            if live.failed:
+                continue
+            if live.governor:
+                live.governor.set_balance(0.0)
+            live.result.setdefault("warmups", []).append(warm_up(live, settings, c, progress))
+    for rep in range(settings.repeats):
+        for c in rotated(settings.concurrency, rep):
+            order = [lv for lv in rotated(lives, rep) if not lv.failed]
+            order_log.append({"concurrency": c, "repeat": rep + 1, "order": [lv.name for lv in order]})
+            for live in order:
+                if live.failed:
+                    continue
+                if live.governor:
+                    live.governor.set_balance(0.0)
+                progress.say(live.name, f"re-warm c={c} run {rep + 1}/{settings.repeats}", settings.rewarm)
+                pre = load_run(live, settings, c, settings.rewarm, f"re-warm c={c}#{rep + 1}", measured=False)
+                if pre is not None:
+                    live.result.setdefault("rewarms", []).append(
+                        {"concurrency": c, "repeat": rep + 1, "rps": pre["rps"],
+                         "cpu_ms_per_request": pre.get("cpu_ms_per_request"), "errors": pre["errors"]})
+                if live.failed:
+                    continue
+                if live.governor:
+                    live.governor.set_balance(0.0)
+                progress.say(live.name, f"measure c={c} run {rep + 1}/{settings.repeats}", settings.duration)
+                run = load_run(live, settings, c, settings.duration, f"c={c}#{rep + 1}")
+                if run is not None:
+                    live.result.setdefault("runs", {}).setdefault(str(c), []).append(run)
+
+
+def closed_loop_max(result: dict) -> float | None:
+    """The highest median requests/s (200s) over the concurrency sweep."""
+    meds = [statistics.median(r["rps"] for r in runs) for runs in (result.get("runs") or {}).values() if runs]
+    return max(meds) if meds else None
+
+
+def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
+    """oha at constant arrival rates: the shared absolute rates, then each stack's own fractions, the stacks
+    interleaved at every rate; then, per stack, the highest constant rate it serves with p99 under
+    CAPACITY_P99_MS (capacity_search)."""
+    oha = loadgen()
+    ok = [lv for lv in lives if not lv.failed]
+    tops = {lv.name: closed_loop_max(lv.result) for lv in ok}
+    plan = open_loop_rates({k: v for k, v in tops.items() if v}, settings.shared_fractions, settings.own_fractions,
+                           settings.open_loop_repeats)
+    with tempfile.NamedTemporaryFile("w", prefix="bench-bodies-", suffix=".txt", delete=False) as f:
+        f.write("\n".join(open_loop_bodies(settings.scenario, settings.wrong_share)) + "\n")
+        bodies = Path(f.name)
+    try:
+        steps = max((len(v) for v in plan.values()), default=0)
+        for i in range(steps):
+            order = [lv for lv in rotated(ok, i) if not lv.failed and i < len(plan.get(lv.name, []))]
+            order_log.append({"open_loop_step": i + 1, "order": [lv.name for lv in order]})
+            for live in order:
+                run = open_run(live, plan[live.name][i], settings, progress, bodies, oha, settings.open_loop_s)
+                if run is not None:
+                    live.result.setdefault("open_loop", []).append(run)
+        if settings.capacity_steps:
+            capacity_search([lv for lv in ok if not lv.failed and tops.get(lv.name)], tops, settings, progress,
+                            order_log, bodies, oha)
+    finally:
+        bodies.unlink(missing_ok=True)
+
+
+def open_run(live: Live, spec: dict, settings: Settings, progress: Progress, bodies: Path, oha: str,
+             seconds: int) -> dict | None:
+    """One oha run at spec's rate against a live stack, with the server's, oha's and PostgreSQL's CPU and the wall
+    clock (for the GC log). None, and the stack marked failed, when it does not hold."""
+    if live.governor:
+        live.governor.set_balance(0.0)
+    if settings.rewarm and not settings.smoke:
+        # Unmeasured, at the same rate: a change of load (another rate, or the closed loop before) makes the JITs
+        # deoptimize and recompile (akka: 144 deoptimizations and 1.3 s of C2 compilation in the first 15 s of a
+        # constant rate after wrk), which is the change's cost, not the steady state's tail.
+        progress.say(live.name, f"open-loop re-warm {spec['target_rps']:.0f}/s", settings.rewarm)
+        with contextlib.suppress(ToolError, subprocess.TimeoutExpired):
+            run_oha(live.url, spec["target_rps"], settings.rewarm, open_loop_connections(spec["target_rps"], settings),
+                    bodies, settings.wrong_share, oha)
+        if live.governor:
+            live.governor.set_balance(0.0)
+    progress.say(live.name, f"open loop {spec['target_rps']:.0f}/s ({spec['kind']} {spec['fraction']:.0%})", seconds)
+    live.mark(f"open {spec['target_rps']:.0f}/s")
+    before = live.snapshot()
+    wall0 = time.time()
+    try:
+        run = run_oha(live.url, spec["target_rps"], seconds, open_loop_connections(spec["target_rps"], settings),
+                      bodies, settings.wrong_share, oha)
+    except (ToolError, subprocess.TimeoutExpired) as e:
+        live.fail(f"open loop at {spec['target_rps']:.0f}/s: {e}")
+        return None
+    after = live.snapshot()
+    run["wall"] = [round(wall0, 3), round(time.time(), 3)]
+    run.update({k: spec[k] for k in ("kind", "fraction", "of", "repeat") if k in spec})
+    run.update(account(before, after, run["status"].get("200", 0), run.get("loadgen_cpu_s")))
+    reason = run_failure(run, f"open loop at {spec['target_rps']:.0f}/s")
+    if reason:
+        live.fail(reason)
+    return run
+
+
+def capacity_bounds(runs: list[dict], top: float) -> tuple[float, float]:
+    """Where the search starts, from the runs already made: the highest rate whose median p99 was under
+    CAPACITY_P99_MS, and the lowest one above it (1.1 x the closed-loop maximum when none was)."""
+    by_rate: dict[float, list[float]] = {}
+    for r in runs:
+        if r["achieved_rps"] >= 0.98 * r["target_rps"]:
+            by_rate.setdefault(r["target_rps"], []).append(r["latency_ms"]["p99"])
+        else:
+            by_rate.setdefault(r["target_rps"], []).append(float("inf"))   # did not keep up: over by definition
+    good = [t for t, p in by_rate.items() if statistics.median(p) < CAPACITY_P99_MS]
+    lo = max(good, default=0.0)
+    hi = min([t for t, p in by_rate.items() if statistics.median(p) >= CAPACITY_P99_MS and t > lo],
+             default=round(1.1 * top, 1))
+    return lo, hi
+
+
+def capacity_search(lives: list[Live], tops: dict[str, float], settings: Settings, progress: Progress,
+                    order_log: list, bodies: Path, oha: str) -> None:
+    """Bisection between capacity_bounds, the stacks interleaved at each step; each step is one run of
+    open_loop_s, so the answer is within (hi - lo) of the truth and as noisy as one run (both recorded)."""
+    bounds = {lv.name: capacity_bounds(lv.result.get("open_loop") or [], tops[lv.name]) for lv in lives}
+    for step in range(settings.capacity_steps):
+        order = [lv for lv in rotated(lives, step) if not lv.failed]
+        order_log.append({"capacity_step": step + 1, "order": [lv.name for lv in order]})
+        for live in order:
+            lo, hi = bounds[live.name]
+            mid = round((lo + hi) / 2, 1)
+            spec = {"kind": "capacity", "fraction": mid / tops[live.name], "of": "own", "target_rps": mid,
+                    "repeat": step + 1}
+            run = open_run(live, spec, settings, progress, bodies, oha, settings.open_loop_s)
+            if run is None:
+                continue
+            live.result.setdefault("open_loop", []).append(run)
+            held = run["achieved_rps"] >= 0.98 * mid and run["latency_ms"]["p99"] < CAPACITY_P99_MS
+            bounds[live.name] = (mid, hi) if held else (lo, mid)
+    for live in lives:
+        lo, hi = bounds[live.name]
+        live.result["capacity"] = {"p99_under_ms": CAPACITY_P99_MS, "rps": lo, "next_failed_rps": hi,
+                                   "of_closed_loop_max": round(lo / tops[live.name], 3),
+                                   "steps": settings.capacity_steps, "seconds_per_step": settings.open_loop_s}
+
+
+def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:
+    """fly-shared-cpu-1x from a full balance: primer and warm-up at 100 % of one CPU, then one run at the top
+    concurrency measures the top rate and the CPU it uses per second, and so how many seconds of such a burst a
+    full balance buys. The 500 s balance is not burned through: burst = balance ÷ (CPU/s − baseline)."""
+    rule = live.governor.gov.rule
+    top = max(settings.concurrency)
+    live.governor.set_balance(rule.max_balance_s)
+    if settings.primer:
+        progress.say(live.name, "primer c=8 (full balance)", settings.primer)
+        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
+    live.result["burst_warmup"] = warm_up(live, settings, top, progress, phase=f"burst warm-up c={top}")
+    if live.failed:
+        return
+    live.governor.set_balance(rule.max_balance_s)
+    progress.say(live.name, f"burst c={top} (full balance)", settings.duration)
+    run = load_run(live, settings, top, settings.duration, f"burst c={top}")
+    if run is None:
+        return
+    cpu_per_s = run.get("cgroup_cpu_per_s")
+    live.result["fly"]["burst"] = {
+        "balance_at_start_s": rule.max_balance_s,
+        "concurrency": top,
+        "rps": run["rps"],
+        "latency_ms": run["latency_ms"],
+        "cpu_per_s": cpu_per_s,
+        "burst_s": round(b, 1) if cpu_per_s and (b := burst_seconds(rule.max_balance_s, cpu_per_s,
+                                                                      rule.baseline_share)) else None,
+        "note": "a full balance is not burned through: burst_s = balance ÷ (CPU seconds used per second − baseline "
+                "share), at the rate measured here",
+        "run": run,
+    }
+    live.governor.set_balance(0.0)
