@@ -7,7 +7,8 @@
 
 With --stack, a PostgreSQL cluster of its own is created for the run unless
 DATABASE_URL is set; the database-outage tests always use a cluster of their
-own, since they stop and start it. With --db-tls every cluster the suite
+own, since they stop and start it. In a throw-away cluster the service logs in
+as sql/grants.sql's least-privilege role; fixtures read as the owner (pg.url). With --db-tls every cluster the suite
 starts accepts TLS only (DATABASE_URL is then not used), and the service gets
 sslmode=require or sslmode=verify-full&sslrootcert=<the cluster's CA>.
 `-m tls_core` selects the tests whose outcome depends on the database

@@ -278,6 +278,56 @@ def test_against_a_tls_only_database(own_process, tls_only_cluster, workdir, cas
         stackctl.stop_process(svc.proc)
 
 
+# --------------------------------------------------------------------------- pool settings (§5)
+
+LIFETIME, IDLE = "DB_MAX_LIFETIME_SECONDS", "DB_IDLE_TIMEOUT_SECONDS"
+
+
+@pytest.mark.parametrize("env,named", [
+    ({LIFETIME: "29"}, (LIFETIME,)),
+    ({LIFETIME: "0"}, (LIFETIME,)),
+    ({LIFETIME: "-600"}, (LIFETIME,)),
+    ({LIFETIME: "ten"}, (LIFETIME,)),
+    ({LIFETIME: "600.5"}, (LIFETIME,)),
+    ({LIFETIME: "600s"}, (LIFETIME,)),
+    ({IDLE: "9"}, (IDLE,)),
+    ({IDLE: "0"}, (IDLE,)),
+    ({IDLE: "-300"}, (IDLE,)),
+    ({IDLE: "five"}, (IDLE,)),
+    ({IDLE: "1e2"}, (IDLE,)),
+    ({LIFETIME: "60", IDLE: "60"}, (LIFETIME, IDLE)),
+    ({LIFETIME: "60", IDLE: "120"}, (LIFETIME, IDLE)),
+    ({IDLE: "600"}, (LIFETIME, IDLE)),        # not shorter than the default lifetime (600)
+    ({LIFETIME: "200"}, (LIFETIME, IDLE)),    # shorter than the default idle timeout (300)
+], ids=["lifetime-29", "lifetime-0", "lifetime-negative", "lifetime-word", "lifetime-fraction", "lifetime-unit",
+        "idle-9", "idle-0", "idle-negative", "idle-word", "idle-exponent", "idle-equal", "idle-longer",
+        "idle-equal-default-lifetime", "lifetime-below-default-idle"])
+def test_refuses_bad_pool_settings(own_process, env, named):
+    """One line on stderr naming the variable (for a pair that breaks idle < lifetime, either of them), exit 2."""
+    t0 = time.monotonic()
+    try:
+        res = run_until_exit(own_process, own_process.contract_env(NO_DATABASE, stackctl.free_port(), **env),
+                             timeout=REFUSAL_LIMIT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {REFUSAL_LIMIT:.0f}s: {env} was accepted")
+    assert_refused(res, *named)
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"a refusal is one line on stderr, got {len(lines)}: {res.stderr[-1500:]}"
+    assert any(n.lower() in lines[0].lower() for n in named), f"the refusal does not name {named}: {lines[0]}"
+    assert time.monotonic() - t0 < REFUSAL_LIMIT
+
+
+def test_pool_settings_at_their_minimums_or_empty_are_accepted(own_process, workdir, open_database):
+    """30 and 10 are the smallest values (HikariCP's own minimums); set but empty counts as unset."""
+    with open_database() as (url, pg):
+        for i, env in enumerate(({LIFETIME: "30", IDLE: "10"}, {LIFETIME: "", IDLE: ""}, {LIFETIME: "31", IDLE: "30"})):
+            svc = start_service(own_process, url, workdir / f"pool-settings-{i}.log", pg, **env)
+            try:
+                assert_token_pair(token(svc.base_url), TTL)
+            finally:
+                stackctl.stop_process(svc.proc)
+
+
 # --------------------------------------------------------------------------- inline key, shutdown
 
 @pytest.mark.tls_core
