@@ -33,10 +33,11 @@ signing per token pair (most telling with the cheap signatures, p-256 and
 ed25519).
 
 Profiles (--profile): local (no limits), cpu1-256m (a whole core by CFS quota,
-256 MiB), fly-shared-cpu-1x (fly.io's shared vCPU: 80 ms period, 5 ms
-baseline, a balance of unused baseline time up to 500 s, 100 % of one CPU
-while it lasts; 256 MiB), fly-performance-1x (the server alone on one CPU by
-cpuset, wrk and PostgreSQL on the others; 2 GiB).
+256 MiB), fly-shared-cpu-1x (fly.io's shared vCPU on one CPU by cpuset: 80 ms
+period, 5 ms baseline, a balance of unused baseline time up to 500 s, 100 % of
+that CPU while it lasts; 256 MiB), fly-performance-1x (one CPU by cpuset;
+2 GiB). Both fly profiles put the server alone on the machine's last CPU and
+wrk, oha and PostgreSQL on the others. cgroup v1 and v2 both work.
 
 Output: results/<UTC time>-<profile>/{results.json,results.md,*.png}.
 """
@@ -62,8 +63,9 @@ PROFILES = {
     # One whole core by CFS quota and 256 MiB: what this profile used to call fly-shared-1x. It is not fly's
     # shared vCPU (that sustains 1/16 of a core): the name says what it is.
     "cpu1-256m": Limits(cpus=1.0, memory_mb=256),
-    # fly.io shared-cpu-1x: 256 MiB and the shared-CPU rule (FlyShared), modelled with the cgroup's CFS quota.
-    "fly-shared-cpu-1x": Limits(memory_mb=256, shared=FlyShared()),
+    # fly.io shared-cpu-1x: one vCPU (the server alone on the last CPU by cpuset), 256 MiB and the shared-CPU rule
+    # (FlyShared) on that CPU, modelled with the cgroup's CFS quota.
+    "fly-shared-cpu-1x": Limits(memory_mb=256, cpuset="last", shared=FlyShared()),
     # fly.io performance-1x: one dedicated core and 2 GiB; the server alone on the last CPU by cpuset.
     "fly-performance-1x": Limits(memory_mb=2048, cpuset="last"),
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 import stackctl
 from stackctl import ROOT, Stack, ToolError
 
-from harness.cgroups import resolve_cpuset
+from harness.cgroups import cgroup_version, resolve_cpuset
 from harness.keys import key_alg, key_kid
 from harness.loadgen import loadgen
 from harness.records import CAPACITY_P99_MS, STABLE_WITHIN, Settings
@@ -119,9 +119,10 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
         limits["others_cpus"] = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)) if str(c) != limits["cpuset"])
     if settings.limits.shared:
         limits["shared"]["baseline_share"] = settings.limits.shared.baseline_share
-        limits["shared"]["how"] = ("cgroup v1/v2 CFS quota rewritten every period by a governor thread: balance += "
-                                   "baseline share × elapsed − CPU used (cpuacct), within [0, max_balance_s]; quota = "
-                                   "min(period, baseline + balance)")
+        limits["shared"]["how"] = ("cgroup v1/v2 CFS quota (cpu.cfs_quota_us / cpu.max) on the server's one CPU "
+                                   "(cpuset), rewritten every period by a governor thread: balance += baseline share "
+                                   "× elapsed − CPU used (cpuacct.usage / cpu.stat usage_usec), within [0, "
+                                   "max_balance_s]; quota = min(period, baseline + balance)")
     return {
         "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(),
@@ -130,6 +131,7 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
         "cores": os.cpu_count(),
         "memory_gib": round(mem_kb / 2**20, 1),
         "kernel": platform.release(),
+        "cgroup_version": cgroup_version(),
         "os": cmd_out(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
         "commit": commit,
         "dirty": dirty,

@@ -47,6 +47,15 @@ def proc_anon_bytes(pid: int) -> int | None:
     return None
 
 
+def proc_cpus_allowed(pid: int) -> str | None:
+    """The CPUs a process may run on (Cpus_allowed_list of /proc/<pid>/status: its affinity within its cpuset),
+    e.g. "1" or "0-1"; None when it is gone."""
+    with contextlib.suppress(OSError, AttributeError):
+        m = re.search(r"^Cpus_allowed_list:\s+(\S+)", Path(f"/proc/{pid}/status").read_text(), re.M)
+        return m.group(1)
+    return None
+
+
 def children_of(pid: int) -> list[int]:
     kids = []
     for d in Path("/proc").iterdir():

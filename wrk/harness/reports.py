@@ -216,6 +216,12 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                          f"{f['sustained_at']} | {fmt(f['sustained_p99_ms'], '.0f')} | "
                          f"{thr.get('nr_throttled', 'n/a')} of {thr.get('nr_periods', 'n/a')} | {fmt(f.get('burst_rps'))} | "
                          f"{fmt(f.get('burst_cpu_per_s'), '.2f')} | {fmt(f.get('burst_s'))} |")
+    placed = [r for r in results if r.get("cpus_allowed") or (r.get("cgroup") or {}).get("cpuset")]
+    if placed:
+        lines += ["", "CPUs each server ran on (its cgroup's cpuset, else the CPUs its process was allowed): " +
+                  "; ".join(f"{r['name']} {(r.get('cgroup') or {}).get('cpuset') or r.get('cpus_allowed')}"
+                            + (f" (cgroup v{r['cgroup']['version']})" if (r.get("cgroup") or {}).get("version") else "")
+                            for r in placed) + "."]
     warm = [r for r in ok if r.get("warmups")]
     if warm:
         lines += ["", "Warm-up per concurrency (seconds, * = stopped at the cap without two agreeing windows): " +

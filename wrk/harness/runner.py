@@ -24,8 +24,8 @@ from harness.environment import environment
 from harness.governor import GovernorThread, ShareGovernor
 from harness.keys import OPENSSL_SPEED
 from harness.loadgen import loadgen
-from harness.probes import Sampler, attribute_gc_pauses, gc_pauses, postgres_pid, startup_probe, system_cpu, \
-    time_to_first_token
+from harness.probes import (Sampler, attribute_gc_pauses, gc_pauses, postgres_pid, proc_cpus_allowed, startup_probe,
+                            system_cpu, time_to_first_token)
 from harness.records import Settings
 from harness.reports import write_charts, write_markdown
 from harness.schedule import Live, fly_burst, load_run, open_loop, sweep
@@ -53,8 +53,8 @@ def stop_live(live: Live, settings: Settings) -> None:
         result["exit_code"] = code
     if live.cgroup:
         peak = live.cgroup.memory_peak_bytes()
-        result["cgroup"] = {"memory_peak_bytes": peak, "cpu_stat": live.cgroup.cpu_stat(),
-                            "paths": {k: str(v) for k, v in live.cgroup.paths.items()}}
+        result.setdefault("cgroup", {}).update({"memory_peak_bytes": peak, "cpu_stat": live.cgroup.cpu_stat(),
+                                                "paths": {k: str(v) for k, v in live.cgroup.paths.items()}})
         live.cgroup.destroy()
     if live.sampler:
         result["samples"] = live.sampler.samples
@@ -122,6 +122,9 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         governor = GovernorThread(cgroup, ShareGovernor(settings.limits.shared, balance_s=0.0))
         governor.start()
         result["fly"] = {"rule": asdict(settings.limits.shared)}
+    if cgroup:
+        # As set up, read back from the cgroup's files (the cpuset is the one the server runs on).
+        result["cgroup"] = cgroup.describe()
     cmd = stack.command("run")
     if settings.gc_log and stack.uses_java:
         # Asynchronous, so a slow disk never stalls a safepoint; the last start (the measured one) overwrites it.
@@ -158,6 +161,7 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
     try:
         result["startup_samples_s"] = probes + [round(time_to_first_token(url, live.proc, t0, timeout=300), 3)]
         result["startup_s"] = round(statistics.median(result["startup_samples_s"]), 3)
+        result["cpus_allowed"] = proc_cpus_allowed(live.proc.pid)  # what the kernel lets the server run on
         if governor:
             result["fly"]["startup_empty_balance_s"] = result["startup_samples_s"][-1]
             result["fly"]["startup_cpu_s"] = round(cgroup.cpu_usage_s() or 0.0, 3)

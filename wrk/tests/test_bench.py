@@ -406,7 +406,7 @@ def test_verify_basic_is_only_for_url_targets():
 
 def test_profiles():
     shared = cli.parse_args(["--profile", "fly-shared-cpu-1x"]).limits
-    assert shared.memory_mb == 256 and shared.cpus is None
+    assert shared.memory_mb == 256 and shared.cpus is None and shared.cpuset == "last", "fly's 1x has one vCPU"
     assert (shared.shared.period_us, shared.shared.baseline_us, shared.shared.max_balance_s) == (80000, 5000, 500)
     perf = cli.parse_args(["--profile", "fly-performance-1x"]).limits
     assert perf.memory_mb == 2048 and perf.cpuset == "last" and perf.shared is None
