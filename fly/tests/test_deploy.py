@@ -1,17 +1,23 @@
 """fly/deploy.sh against the flyctl stand-in (fly/tests/fakefly): .venv/bin/python -m pytest fly
 
 The stand-in fails the way flyctl does on a wrong argument, an unknown flag, or a --config /
-Dockerfile / COPY source that does not resolve from the directory `fly deploy` changes into, so
-these tests fail if deploy.sh calls flyctl the way the old README did.
+Dockerfile / COPY source that does not resolve from the directory `fly deploy` changes into, and
+it can be told to fail any call (FAKEFLY_FAIL). deploy.sh runs here in a small copy of the
+repository (its fly/ configs, sql/schema.sql, spec/keys/, and a stand-in Dockerfile per stack
+laid out like the real ones: the repository root as the context, <stack>/Dockerfile.dockerignore),
+so its tests do not depend on a stack's build; the stacks' own Dockerfiles and ignore files are
+checked against the stand-in's build rules in test_the_stacks_build_from_the_repository_root.
 """
 from __future__ import annotations
 
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,35 +32,68 @@ KEYS = ROOT / "spec" / "keys"
 DEV_KEYS = sorted(p for p in KEYS.rglob("*.pem") if "PRIVATE KEY-----" in p.read_text())
 BUNDLE_SECRET = "JWT_PUBLIC_KEYS_BASE64"
 SCHEMA = (ROOT / "sql" / "schema.sql").read_text()
+STACKS = sorted(p.stem for p in (ROOT / "fly").glob("*.toml"))
 
 sys.path.insert(0, str(ROOT / "wrk"))
 import stackctl  # noqa: E402
 
 # sql/schema.sql's tables: the channel API's and the token service's own (spec/README.md §6).
 SCHEMA_TABLES = ["channel_members", "channels", "login_failures", "messages", "refresh_tokens", "users"]
+FIRST_RUN = ["apps list", "apps create", "secrets list",
+             "mpg list", "mpg create", "mpg list", "mpg attach", "mpg connect",
+             "secrets set",     # JWT_PRIVATE_KEY
+             "secrets set",     # JWT_PUBLIC_KEYS_BASE64, the empty bundle
+             "deploy"]
+RERUN = ["apps list", "secrets list", "mpg list", "mpg connect", "deploy"]
+READS = {"apps list", "secrets list", "mpg list"}
+KEY = ("--key-type", "ed25519")  # the cheapest fresh key (the tests run deploy.sh a hundred times)
+
+
+def mini_repo(at: Path) -> Path:
+    """deploy.sh, the real fly configs, the schema, spec/keys/, and per stack a Dockerfile that builds from
+    the repository root the way the stacks' do (COPY <stack>/..., <stack>/Dockerfile.dockerignore)."""
+    (at / "fly").mkdir(parents=True)
+    shutil.copy(DEPLOY, at / "fly" / "deploy.sh")
+    for stack in STACKS:
+        shutil.copy(ROOT / "fly" / f"{stack}.toml", at / "fly" / f"{stack}.toml")
+        (at / stack / "src").mkdir(parents=True)
+        (at / stack / "src" / "main").write_text("")
+        (at / stack / "Dockerfile").write_text(
+            f"FROM scratch AS build\nCOPY {stack}/src /src\nFROM scratch AS runtime-prebuilt\n"
+            f"COPY target/{stack} /app\nFROM scratch AS runtime\nCOPY --from=build /src /app\n")
+        (at / stack / "Dockerfile.dockerignore").write_text(f"*\n!{stack}/src\n")
+    (at / "sql").mkdir()
+    shutil.copy(ROOT / "sql" / "schema.sql", at / "sql" / "schema.sql")
+    shutil.copytree(KEYS, at / "spec" / "keys")
+    return at
 
 
 class Fly:
     """A fake fly.io account: a PATH with `fly` first, and what the stand-in recorded."""
 
-    def __init__(self, tmp: Path):
+    def __init__(self, tmp: Path, repo: Path | None = None):
         self.tmp = tmp
+        self.repo = repo or mini_repo(tmp / "repo")
         self.bin = tmp / "bin"
-        self.bin.mkdir()
+        self.bin.mkdir(parents=True)
         (self.bin / "fly").symlink_to(FAKEFLY)
         # The stand-in and deploy.sh's JSON reading run this Python (a version manager's shim costs ~0.5 s a call).
         (self.bin / "python3").symlink_to(sys.executable)
         self.state_dir = tmp / "fly-state"
-        self.env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "FAKEFLY_STATE": str(self.state_dir)}
-        self.env.pop("FLY_ORG", None)
+        self.env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "FAKEFLY_STATE": str(self.state_dir),
+                    "DEPLOY_POLL_SECONDS": "0"}
+        for var in ("FLY_ORG", "FAKEFLY_FAIL", "FAKEFLY_LEAK", "FAKEFLY_MPG_PROVISIONING", "FAKEFLY_DATABASE_DOWN",
+                    "FAKEFLY_MPG_FINAL_STATUS", "FAKEFLY_PSQL_URL", "DEPLOY_MPG_WAIT_SECONDS"):
+            self.env.pop(var, None)
 
     def deploy(self, *args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", str(DEPLOY), *args], cwd=cwd or self.tmp, env={**self.env, **(env or {})},
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(["bash", str(self.repo / "fly" / "deploy.sh"), *args], cwd=cwd or self.tmp,
+                              env={**self.env, **(env or {})}, capture_output=True, text=True, timeout=120)
 
-    def fly(self, *args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([str(self.bin / "fly"), *args], cwd=cwd or ROOT, env=self.env, input=stdin,
-                              capture_output=True, text=True, timeout=60)
+    def fly(self, *args: str, cwd: Path | None = None, stdin: str | None = None,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.bin / "fly"), *args], cwd=cwd or ROOT, env={**self.env, **(env or {})},
+                              input=stdin, capture_output=True, text=True, timeout=60)
 
     def calls(self) -> list[dict]:
         path = self.state_dir / "calls.jsonl"
@@ -64,7 +103,18 @@ class Fly:
         return [c["command"] for c in self.calls()]
 
     def state(self) -> dict:
-        return json.loads((self.state_dir / "state.json").read_text())
+        path = self.state_dir / "state.json"
+        return json.loads(path.read_text()) if path.exists() else {"apps": {}, "mpg": {}, "postgres": {}}
+
+    def secrets(self, app: str = "simple-auth-actix") -> dict:
+        return self.state()["apps"].get(app, {}).get("secrets", {})
+
+    def clone(self, tmp: Path) -> Fly:
+        """Another account in the same state as this one (same repository copy)."""
+        other = Fly(tmp, self.repo)
+        if self.state_dir.exists():
+            shutil.copytree(self.state_dir, other.state_dir)
+        return other
 
 
 @pytest.fixture
@@ -85,32 +135,66 @@ def public_der(pem: bytes) -> bytes:
 # --------------------------------------------------------------------------------------------- the stand-in
 
 
-def test_fakefly_refuses_the_old_readme_command(fly):
+def test_fakefly_changes_into_the_working_directory_first(fly):
     """`fly deploy actix --config fly/actix.toml` from the root: deploy changes into actix/ first."""
     ok(fly.fly("apps", "create", "simple-auth-actix"))
-    res = fly.fly("deploy", "actix", "--config", "fly/actix.toml")
+    res = fly.fly("deploy", "actix", "--config", "fly/actix.toml", cwd=fly.repo)
     assert res.returncode != 0 and "config file not found" in res.stderr
-    # From the root without the working directory the build context is the root: no Cargo.toml there.
-    ok(fly.fly("secrets", "set", "DATABASE_URL=postgres://x", "JWT_PRIVATE_KEY=k", "--app", "simple-auth-actix"))
-    res = fly.fly("deploy", "--config", "fly/actix.toml")
-    assert res.returncode != 0 and "Cargo.toml" in res.stderr
 
 
-@pytest.mark.parametrize("stack", sorted(p.stem for p in (ROOT / "fly").glob("*.toml")))
-def test_fakefly_accepts_the_documented_command(fly, stack):
+def secrets_for_a_machine(fly: Fly, app: str) -> None:
+    ok(fly.fly("secrets", "set", "DATABASE_URL=postgres://x", "JWT_PRIVATE_KEY=k",
+               f"{BUNDLE_SECRET}={base64.b64encode(b'# none').decode()}", "--app", app))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_stacks_build_from_the_repository_root(fly, stack):
+    """The real Dockerfile and Dockerfile.dockerignore of each stack, with the documented command
+    (`fly deploy --config fly/STACK.toml` from the root): every COPY source is in the context as BOTH of
+    flyctl's builders filter it, and neither context holds the repository's bulk."""
     app = f"simple-auth-{stack}"
     ok(fly.fly("apps", "create", app))
-    ok(fly.fly("secrets", "set", "DATABASE_URL=postgres://x", "JWT_PRIVATE_KEY=k", "--app", app))
-    # The config mounts the bundle secret as a file: no secret, no machine.
-    res = fly.fly("deploy", stack, "--config", f"../fly/{stack}.toml")
-    assert res.returncode != 0 and BUNDLE_SECRET in res.stderr, res.stderr
-    ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}=not base64!", "--app", app))
-    res = fly.fly("deploy", stack, "--config", f"../fly/{stack}.toml")
-    assert res.returncode != 0 and "not base64" in res.stderr, res.stderr
-    ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}={base64.b64encode(b'# none').decode()}", "--app", app))
-    ok(fly.fly("deploy", stack, "--config", f"../fly/{stack}.toml"))
+    secrets_for_a_machine(fly, app)
+    ok(fly.fly("deploy", "--config", f"fly/{stack}.toml", cwd=ROOT))
     deployed = fly.state()["apps"][app]["deployed"]
-    assert deployed["context"] == str(ROOT / stack) and deployed["dockerfile"] == str(ROOT / stack / "Dockerfile")
+    assert deployed["context"] == str(ROOT) and deployed["dockerfile"] == str(ROOT / stack / "Dockerfile")
+    artifact = (ROOT / stack / json.loads((ROOT / stack / "stack.json").read_text())["artifact"]).resolve()
+    for builder, ctx in deployed["contexts"].items():
+        assert ctx["ignore"] == str(ROOT / stack / "Dockerfile.dockerignore"), builder
+        assert ctx["files"] < 2000, (builder, ctx["files"], ctx["top"])
+        assert not {".git", ".venv", "results", "fly", "spec", "docs", "wrk"} & set(ctx["top"]), (builder, ctx["top"])
+        # Another stack's sources, or a build's output other than this stack's artifact (what the prebuilt
+        # target copies), never: a context holds what this image needs.
+        others = [p for p in ctx["paths"] if any(p.startswith(f"{s}/src/") for s in STACKS if s != stack)]
+        built = [p for p in ctx["paths"] if "target" in p.split("/")
+                 and not str((ROOT / p).resolve()).startswith(str(artifact.parent))]
+        assert not others and not built, (builder, others[:5], built[:5])
+
+
+def test_fakefly_filters_the_context_as_each_builder_does(fly, tmp_path):
+    """BuildKit reads <Dockerfile>.dockerignore; flyctl's classic builder reads [build] ignorefile or the
+    context's .dockerignore (internal/build/imgsrc/archive.go)."""
+    ctx = tmp_path / "ctx"
+    (ctx / "svc" / "src").mkdir(parents=True)
+    (ctx / "svc" / "src" / "main.rs").write_text("")
+    (ctx / "big").mkdir()
+    (ctx / "big" / "blob").write_text("x")
+    (ctx / "svc" / "Dockerfile").write_text("FROM scratch AS build\nCOPY svc/src ./src\nFROM scratch AS runtime\n"
+                                            "COPY --from=build /src /src\n")
+    (ctx / "svc" / "Dockerfile.dockerignore").write_text("*\n!svc/src\n")
+    (ctx / ".dockerignore").write_text("svc\n")
+    config = '[env]\nDATABASE_URL = "x"\nJWT_PRIVATE_KEY = "y"\n[build]\ndockerfile = "svc/Dockerfile"\n'
+    (ctx / "fly.toml").write_text('app = "demo"\n' + config)
+    ok(fly.fly("apps", "create", "demo"))
+    res = fly.fly("deploy", str(ctx))
+    assert res.returncode != 0 and "classic build" in res.stderr and "excluded" in res.stderr, res.stderr
+    (ctx / "fly.toml").write_text('app = "demo"\n' + config + 'ignorefile = "svc/Dockerfile.dockerignore"\n')
+    ok(fly.fly("deploy", str(ctx)))
+    contexts = fly.state()["apps"]["demo"]["deployed"]["contexts"]
+    assert contexts["BuildKit"]["top"] == contexts["classic"]["top"] == ["svc"]
+    (ctx / "svc" / "Dockerfile.dockerignore").unlink()
+    res = fly.fly("deploy", str(ctx))
+    assert res.returncode != 0 and "BuildKit build" in res.stderr, res.stderr
 
 
 def test_fakefly_refuses_unknown_flags_and_wrong_arity(fly):
@@ -121,18 +205,29 @@ def test_fakefly_refuses_unknown_flags_and_wrong_arity(fly):
     assert fly.fly("nonsense").returncode != 0
 
 
-def test_fakefly_checks_copy_sources_against_dockerignore(fly, tmp_path):
-    ctx = tmp_path / "ctx"
-    (ctx / "src").mkdir(parents=True)
-    (ctx / "src" / "main.rs").write_text("")
-    (ctx / "Dockerfile").write_text("FROM scratch AS build\nCOPY src ./src\nFROM scratch AS runtime\n"
-                                    "COPY --from=build /src /src\n")
-    (ctx / "fly.toml").write_text('app = "demo"\n[env]\nDATABASE_URL = "x"\nJWT_PRIVATE_KEY = "y"\n')
-    ok(fly.fly("apps", "create", "demo"))
-    ok(fly.fly("deploy", str(ctx)))
-    (ctx / ".dockerignore").write_text("*\n!Dockerfile\n")
-    res = fly.fly("deploy", str(ctx))
-    assert res.returncode != 0 and "excluded" in res.stderr
+def test_fakefly_fails_any_call_it_is_told_to(fly):
+    ok(fly.fly("apps", "create", "a1"))                                       # call 1
+    res = fly.fly("apps", "create", "a2", env={"FAKEFLY_FAIL": "2:fail"})     # call 2: refused, nothing done
+    assert res.returncode == 1 and "502" in res.stderr and "a2" not in fly.state()["apps"]
+    res = fly.fly("apps", "create", "a3", env={"FAKEFLY_FAIL": "3:after"})    # call 3: done, then the 502
+    assert res.returncode == 1 and "502" in res.stderr and "a3" in fly.state()["apps"]
+    res = fly.fly("apps", "list", "--json", env={"FAKEFLY_FAIL": "apps list:garbage"})
+    assert res.returncode == 0 and res.stdout.startswith("<html>")
+    res = fly.fly("apps", "list", "--json", env={"FAKEFLY_FAIL": "9:fail"})  # not its number
+    assert res.returncode == 0 and json.loads(res.stdout)
+
+
+def test_fakefly_waits_for_every_configured_check(fly, tmp_path):
+    """flyctl's deploy waits for the top-level [checks] as for the service's: during a database outage a
+    /health check holds the deploy (and fails it), a /health/live check does not."""
+    ok(fly.fly("apps", "create", "simple-auth-actix"))
+    secrets_for_a_machine(fly, "simple-auth-actix")
+    down = {"FAKEFLY_DATABASE_DOWN": "1"}
+    ok(fly.fly("deploy", "--config", "fly/actix.toml", cwd=fly.repo, env=down))
+    config = fly.repo / "fly" / "actix.toml"
+    config.write_text(config.read_text() + '\n[checks.database]\n  type = "http"\n  port = 8080\n  path = "/health"\n')
+    res = fly.fly("deploy", "--config", "fly/actix.toml", cwd=fly.repo, env=down)
+    assert res.returncode != 0 and "timeout reached waiting for health checks" in res.stderr
 
 
 # --------------------------------------------------------------------------------------------- deploy.sh
@@ -140,26 +235,274 @@ def test_fakefly_checks_copy_sources_against_dockerignore(fly, tmp_path):
 
 def test_first_run_sequence(fly):
     res = ok(fly.deploy("actix"))
-    assert fly.commands() == [
-        "apps list", "apps create",
-        "mpg list", "mpg create", "mpg list",
-        "secrets list", "mpg attach", "mpg connect",
-        "secrets list", "secrets set",      # JWT_PRIVATE_KEY
-        "secrets list", "secrets set",      # JWT_PUBLIC_KEYS_BASE64, the empty bundle
-        "deploy",
-    ]
+    assert fly.commands() == FIRST_RUN
     sets = [c["argv"] for c in fly.calls() if c["command"] == "secrets set"]
     assert [a[2] for a in sets] == ["JWT_PRIVATE_KEY=-", f"{BUNDLE_SECRET}=-"] and all("--stage" in a for a in sets)
     calls = {c["command"]: c for c in fly.calls()}
     assert calls["apps create"]["argv"][2] == "simple-auth-actix"
     create = calls["mpg create"]["argv"]
     assert create[create.index("--region") + 1] == "ams"  # the config's primary_region
-    # Absolute paths: right whatever the caller's working directory.
-    assert calls["deploy"]["argv"] == ["deploy", str(ROOT / "actix"), "--config", str(ROOT / "fly" / "actix.toml")]
+    # Absolute paths, the repository root as the context: right whatever the caller's working directory.
+    assert calls["deploy"]["argv"] == ["deploy", str(fly.repo), "--config", str(fly.repo / "fly" / "actix.toml")]
+    deployed = fly.state()["apps"]["simple-auth-actix"]["deployed"]
+    assert deployed["dockerfile"] == str(fly.repo / "actix" / "Dockerfile")
     assert "https://simple-auth-actix.fly.dev" in res.stdout
     assert "make bench BENCH_ARGS=\"--url actix=https://simple-auth-actix.fly.dev\"" in res.stdout
-    # The URL's password is not echoed.
-    assert "s3cret" not in res.stdout + res.stderr
+    assert re.search(r"curl .*https://simple-auth-actix\.fly\.dev/token -d grant_type=password", res.stdout)
+
+
+def test_the_dockerfile_ignore_file_is_required(fly):
+    """Without it every builder would be sent the whole repository (the context is the root)."""
+    (fly.repo / "axum" / "Dockerfile.dockerignore").unlink()
+    res = fly.deploy("axum")
+    assert res.returncode == 2 and "axum/Dockerfile.dockerignore not found" in res.stderr
+    assert fly.calls() == []
+
+
+def test_plan_names(fly):
+    res = fly.deploy("actix", "--plan", "performance")
+    assert res.returncode == 2 and "basic, starter, launch, scale" in res.stderr and fly.calls() == []
+    ok(fly.deploy("actix", "--plan", "starter", "--key-type", "ed25519"))
+    assert [c["plan"] for c in fly.state()["mpg"].values()] == ["starter"]
+
+
+# --------------------------------------------------------------------------------------------- flyctl failing
+
+
+def modes(command: str) -> list[str]:
+    """fail: refused, nothing done; after: done, then the error (the answer was lost); garbage: done, exit 0,
+    an HTML error page instead of the answer. A read that fails after it was done is just a failed read."""
+    return ["fail", "garbage"] if command in READS else ["fail", "after", "garbage"]
+
+
+def cases(commands: list[str]) -> list[tuple[int, str, str]]:
+    return [(n, c, m) for n, c in enumerate(commands, 1) for m in modes(c)]
+
+
+def run_all(check, items) -> None:
+    """Runs check(item) for every item, four at a time (each runs deploy.sh, which waits on processes);
+    fails with every case that broke, not only the first."""
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda item: (item, _try(check, item)), items))
+    broken = [f"{item}: {err}" for item, err in results if err]
+    assert not broken, f"{len(broken)} of {len(results)} cases broke:\n" + "\n\n".join(broken)
+
+
+def _try(check, item) -> str | None:
+    try:
+        check(item)
+    except AssertionError as e:
+        return str(e) or repr(e)
+    return None
+
+
+def stopped_cleanly(res: subprocess.CompletedProcess, run: Fly, calls_before: int, position: int, command: str):
+    """Non-zero, the last line says what failed, and nothing was called after the failed call."""
+    assert res.returncode == 1, f"exit {res.returncode}\n{res.stderr}"
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("deploy: ") and ("stopped" in last or "failed" in last), last
+    made = run.commands()[calls_before:]
+    assert len(made) == position and made[-1] == command, made
+
+
+def test_every_call_of_a_rerun_failing(fly, tmp_path):
+    """A re-run with call N failing, for every N and every way: it stops (non-zero, one clear line) or it
+    did all its work; no secret is ever replaced or dropped."""
+    ok(fly.deploy("actix", *KEY))
+    base = fly.clone(tmp_path / "clean")
+    n = len(base.calls())
+    ok(base.deploy("actix", *KEY))
+    assert base.commands()[n:] == RERUN
+    before = fly.secrets()
+
+    def check(case):
+        position, command, mode = case
+        run = fly.clone(tmp_path / f"re-{position}-{mode}")
+        calls_before = len(run.calls())
+        res = run.deploy("actix", *KEY, env={"FAKEFLY_FAIL": f"{calls_before + position}:{mode}"})
+        assert run.secrets() == before, "a secret was replaced or dropped"
+        if res.returncode == 0:
+            assert run.commands()[calls_before:] == RERUN, "exit 0 with work skipped"
+            assert run.state()["apps"]["simple-auth-actix"]["deploys"] == 2
+        else:
+            stopped_cleanly(res, run, calls_before, position, command)
+
+    run_all(check, cases(RERUN))
+
+
+def test_every_call_of_a_first_run_failing(fly, tmp_path):
+    """A first run with call N failing, for every N and every way, then a plain re-run: the re-run
+    finishes, and every secret the failed run staged is still the same value (a half-done run never
+    leaves a key that the next run replaces); one cluster, never two."""
+    ok(fly.deploy("actix", *KEY))
+    assert fly.commands() == FIRST_RUN
+
+    def check(case):
+        position, command, mode = case
+        run = Fly(tmp_path / f"first-{position}-{mode}", fly.repo)
+        res = run.deploy("actix", *KEY, env={"FAKEFLY_FAIL": f"{position}:{mode}"})
+        staged = run.secrets()
+        if res.returncode == 0:
+            assert run.commands() == FIRST_RUN, "exit 0 with work skipped"
+            assert {"DATABASE_URL", "JWT_PRIVATE_KEY", BUNDLE_SECRET} <= set(staged)
+            assert run.state()["apps"]["simple-auth-actix"]["deploys"] == 1
+            return
+        stopped_cleanly(res, run, 0, position, command)
+        ok(run.deploy("actix", *KEY))
+        final = run.secrets()
+        assert {k: final.get(k) for k in staged} == staged, "the re-run replaced what the failed run staged"
+        assert {"DATABASE_URL", "JWT_PRIVATE_KEY", BUNDLE_SECRET} <= set(final)
+        assert run.state()["apps"]["simple-auth-actix"]["deploys"] >= 1 and len(run.state()["mpg"]) == 1
+
+    run_all(check, cases(FIRST_RUN))
+
+
+def test_every_call_of_an_unmanaged_rerun_failing(fly, tmp_path):
+    """The --unmanaged re-run (apps list, secrets list, deploy), each call failing in turn."""
+    ok(fly.fly("apps", "create", "simple-auth-zio"))
+    ok(fly.fly("postgres", "create", "--name", "sa-pg", "--region", "ams"))
+    ok(fly.fly("secrets", "set", "DATABASE_URL=postgres://u:p@sa-pg.flycast/simple_auth", "--app", "simple-auth-zio"))
+    ok(fly.deploy("zio", "--unmanaged", "--db", "sa-pg", *KEY))
+    base = fly.clone(tmp_path / "clean")
+    n = len(base.calls())
+    ok(base.deploy("zio", "--unmanaged", "--db", "sa-pg", *KEY))
+    rerun = base.commands()[n:]
+    assert rerun == ["apps list", "secrets list", "deploy"]
+    before = fly.secrets("simple-auth-zio")
+
+    def check(case):
+        position, command, mode = case
+        run = fly.clone(tmp_path / f"un-{position}-{mode}")
+        calls_before = len(run.calls())
+        res = run.deploy("zio", "--unmanaged", "--db", "sa-pg", *KEY,
+                         env={"FAKEFLY_FAIL": f"{calls_before + position}:{mode}"})
+        assert run.secrets("simple-auth-zio") == before
+        if res.returncode == 0:
+            assert run.commands()[calls_before:] == rerun
+        else:
+            stopped_cleanly(res, run, calls_before, position, command)
+
+    run_all(check, cases(rerun))
+
+
+def test_a_failed_secrets_read_generates_nothing(fly):
+    """The issue's case: `fly secrets list` answering 502 (or garbage) on a re-run."""
+    ok(fly.deploy("actix", *KEY))
+    before = fly.secrets()
+    for mode in ("fail", "garbage"):
+        n = len(fly.calls())
+        res = fly.deploy("actix", *KEY, env={"FAKEFLY_FAIL": f"secrets list:{mode}"})
+        assert res.returncode == 1 and "fly secrets list" in res.stderr.splitlines()[-1], res.stderr
+        assert fly.commands()[n:] == ["apps list", "secrets list"] and fly.secrets() == before
+    n = len(fly.calls())
+    res = fly.deploy("actix", *KEY, env={"FAKEFLY_FAIL": "secrets list:fail"})
+    assert "502" in res.stderr.splitlines()[-1] and res.stderr.count("\n") <= 2, res.stderr
+
+
+# --------------------------------------------------------------------------------------------- no secret shown
+
+
+def test_no_password_or_connection_string_is_shown(fly, tmp_path):
+    """flyctl prints them (mpg create, both attach commands; here also every call, on stderr first, as a
+    debug line or an error message might); the script's output never carries one: not on a first run, a
+    re-run, or a run stopped by a failing call (whose first stderr line it quotes, masked)."""
+    leak = {"FAKEFLY_LEAK": "1"}
+    outputs = []
+    res = ok(fly.deploy("actix", *KEY, env=leak))
+    outputs.append(res.stdout + res.stderr)
+    res = ok(fly.deploy("actix", *KEY, env=leak))
+    outputs.append(res.stdout + res.stderr)
+    ok(fly.deploy("axum", *KEY, env=leak))
+    for command, mode in [("apps list", "fail"), ("secrets list", "garbage"), ("mpg attach", "after"),
+                          ("mpg connect", "fail"), ("secrets set", "after"), ("deploy", "fail")]:
+        run = fly.clone(tmp_path / f"leak-{command}-{mode}")
+        res = run.deploy("zio", *KEY, env={**leak, "FAKEFLY_FAIL": f"{command}:{mode}"})
+        assert res.returncode == 1, res.stderr
+        assert mode == "garbage" or "DEBUG" in res.stderr, res.stderr  # quoted, masked
+        outputs.append(res.stdout + res.stderr)
+    (c,) = fly.state()["mpg"].values()
+    shown = "\n".join(outputs)
+    assert c["password"] not in shown and not re.search(r"pw-[0-9a-f]{16}", shown), shown
+    assert "flympg.net" not in shown and "postgresql://" not in shown, shown
+    raw = fly.fly("mpg", "create", "--name", "x", "--region", "ams", "--org", "personal")
+    assert "postgresql://fly-user:pw-" in raw.stdout, "the stand-in prints what flyctl prints"
+
+
+# --------------------------------------------------------------------------------------------- one database
+
+
+def test_db_on_an_app_with_a_database_is_refused(fly, tmp_path):
+    """--db naming another cluster than the one the app is attached to: refused before anything is created,
+    with the commands that switch on purpose; they work as printed."""
+    ok(fly.deploy("actix", *KEY))
+    ok(fly.deploy("actix", "--db", "simple-auth-db", *KEY))  # the same one again: fine
+    n = len(fly.calls())
+    res = fly.deploy("actix", "--db", "other-db", *KEY)
+    last = res.stderr.strip().splitlines()[-1]
+    assert res.returncode == 2 and "refused" in last and "other-db" in last, res.stderr
+    assert fly.commands()[n:] == ["apps list", "secrets list", "mpg list"] and len(fly.state()["mpg"]) == 1
+    steps = last.split("to switch on purpose", 1)[1].split(": ", 1)[1].strip().split(", then ")
+    (old,) = fly.state()["mpg"]
+    assert steps == [f"fly mpg detach {old} --app simple-auth-actix",
+                     "fly secrets unset DATABASE_URL --app simple-auth-actix --stage",
+                     "fly/deploy.sh actix --db other-db"]
+    for step in steps[:2]:
+        ok(fly.fly(*step.split()[1:]))
+    ok(fly.deploy(*steps[2].split()[1:], *KEY))
+    new = next(c for c in fly.state()["mpg"].values() if c["name"] == "other-db")
+    assert f"pgbouncer.{new['id']}." in fly.secrets()["DATABASE_URL"]
+    assert new["attached_apps"] == ["simple-auth-actix"] and fly.state()["mpg"][old]["attached_apps"] == []
+    ok(fly.deploy("actix", *KEY))  # no --db: the cluster the app is attached to
+    assert fly.calls()[-2]["argv"][:3] == ["mpg", "connect", new["id"]]
+
+
+def test_db_with_a_database_of_your_own(fly):
+    """DATABASE_URL set by hand: kept; --db would add a second database, refused."""
+    ok(fly.fly("apps", "create", "simple-auth-actix"))
+    ok(fly.fly("secrets", "set", "DATABASE_URL=postgres://me@db.example.org/auth", "--app", "simple-auth-actix"))
+    res = ok(fly.deploy("actix", *KEY))
+    assert "a database of your own" in res.stderr and "mpg create" not in fly.commands()
+    res = fly.deploy("actix", "--db", "simple-auth-db", *KEY)
+    assert res.returncode == 2 and "fly secrets unset DATABASE_URL" in res.stderr
+    assert "mpg create" not in fly.commands()
+
+
+def test_waits_for_the_cluster_to_be_ready(fly):
+    """`fly mpg create` broke off while the cluster provisions; the re-run waits for "ready" before it
+    attaches (flyctl's own attach would hand out no credentials before)."""
+    slow = {"FAKEFLY_MPG_PROVISIONING": "3", "DEPLOY_MPG_WAIT_SECONDS": "60"}
+    res = fly.deploy("actix", *KEY, env=slow)
+    assert res.returncode == 1 and "fly mpg create" in res.stderr.splitlines()[-1]
+    assert not fly.secrets()
+    n = len(fly.calls())
+    res = ok(fly.deploy("actix", *KEY, env=slow))
+    assert fly.commands()[n:] == ["apps list", "secrets list", "mpg list", "mpg list", "mpg list", "mpg list",
+                                  "mpg attach", "mpg connect", "secrets set", "secrets set", "deploy"]
+    assert "waiting until it is ready" in res.stderr
+
+
+@pytest.mark.parametrize("final, message", [("provisioning", "still 'provisioning' after 0s"),
+                                            ("error", "status 'error'")])
+def test_the_wait_is_bounded(fly, final, message):
+    env = {"FAKEFLY_MPG_PROVISIONING": "1" if final == "error" else "100", "FAKEFLY_MPG_FINAL_STATUS": final,
+           "DEPLOY_MPG_WAIT_SECONDS": "0" if final != "error" else "60"}
+    assert fly.deploy("actix", *KEY, env=env).returncode == 1
+    n = len(fly.calls())
+    res = fly.deploy("actix", *KEY, env=env)
+    assert res.returncode == 1 and message in res.stderr.splitlines()[-1], res.stderr
+    assert "mpg attach" not in fly.commands()[n:] and "secrets set" not in fly.commands() and not fly.secrets()
+
+
+def test_deploy_and_key_rotation_during_a_database_outage(fly, tmp_path):
+    """The configs gate deploys on liveness only: with every /health answering 503, a deploy and a
+    secrets change (the rotation's restart) complete."""
+    down = {"FAKEFLY_DATABASE_DOWN": "1"}
+    ok(fly.deploy("actix", *KEY, env=down))
+    ok(fly.deploy("actix", *KEY, env=down))
+    (tmp_path / "next.pem").write_bytes(pkcs8(ed25519.Ed25519PrivateKey.generate()))
+    ok(subprocess.run(["bash", "-c", "fly secrets set JWT_PRIVATE_KEY=- --app simple-auth-actix < next.pem"],
+                      cwd=tmp_path, env={**fly.env, **down}, capture_output=True, text=True, timeout=60))
+    assert fly.state()["apps"]["simple-auth-actix"]["restarts"] == 1
 
 
 def dev_public_keys() -> set[bytes]:
@@ -201,7 +544,7 @@ def test_fresh_ec_key_names_its_curve(fly):
 
 def test_empty_bundle_is_mounted_at_jwt_public_keys_file(fly):
     import tomllib
-    ok(fly.deploy("spring"))
+    ok(fly.deploy("spring", *KEY))
     app = fly.state()["apps"]["simple-auth-spring"]
     bundle = base64.b64decode(app["secrets"][BUNDLE_SECRET], validate=True).decode()
     assert bundle.startswith("#") and "-----BEGIN" not in bundle  # no key: the contract's empty bundle
@@ -210,12 +553,11 @@ def test_empty_bundle_is_mounted_at_jwt_public_keys_file(fly):
 
 
 def test_rerun_is_idempotent(fly):
-    ok(fly.deploy("spring"))
+    ok(fly.deploy("spring", *KEY))
     first = fly.state()["apps"]["simple-auth-spring"]["secrets"]
     n = len(fly.calls())
-    res = ok(fly.deploy("spring"))
-    again = fly.commands()[n:]
-    assert again == ["apps list", "mpg list", "secrets list", "mpg connect", "secrets list", "secrets list", "deploy"]
+    res = ok(fly.deploy("spring", *KEY))
+    assert fly.commands()[n:] == RERUN
     assert fly.state()["apps"]["simple-auth-spring"]["secrets"] == first  # key, bundle and URL kept
     assert fly.state()["apps"]["simple-auth-spring"]["deploys"] == 2
     assert "already has JWT_PRIVATE_KEY: kept" in res.stderr
@@ -224,7 +566,7 @@ def test_rerun_is_idempotent(fly):
 
 def test_rerun_keeps_a_published_bundle(fly, tmp_path):
     """A re-run must not reset a bundle that holds a rotation's keys."""
-    ok(fly.deploy("akka"))
+    ok(fly.deploy("akka", *KEY))
     bundle = base64.b64encode(b"# next\n" + public_pem(ed25519.Ed25519PrivateKey.generate())).decode()
     ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}={bundle}", "--app", "simple-auth-akka"))
     ok(fly.deploy("akka", "--key-type", "p-256"))
@@ -232,8 +574,8 @@ def test_rerun_keeps_a_published_bundle(fly, tmp_path):
 
 
 def test_second_stack_shares_the_cluster(fly):
-    ok(fly.deploy("actix"))
-    ok(fly.deploy("akka"))
+    ok(fly.deploy("actix", *KEY))
+    ok(fly.deploy("akka", *KEY))
     assert fly.commands().count("mpg create") == 1
     assert len(fly.state()["mpg"]) == 1
 
@@ -349,7 +691,7 @@ def test_missing_tool(fly, tmp_path, missing):
 
 
 def test_schema_only_stream(fly):
-    ok(fly.deploy("actix"))
+    ok(fly.deploy("actix", *KEY))
     (connect,) = [c for c in fly.calls() if c["command"] == "mpg connect"]
     sql = connect["stdin"]
     assert SCHEMA in sql and "ON_ERROR_STOP on" in sql and "BEGIN;" in sql and "COMMIT;" in sql
@@ -387,26 +729,32 @@ def tables(url: str) -> dict:
 
 def test_managed_postgres_loads_the_schema_and_no_users(fly, postgres):
     url = empty_database(postgres, "fly_mpg")
-    ok(fly.deploy("actix", env={"FAKEFLY_PSQL_URL": url}))
-    ok(fly.deploy("actix", env={"FAKEFLY_PSQL_URL": url}))  # idempotent
+    ok(fly.deploy("actix", *KEY, env={"FAKEFLY_PSQL_URL": url}))
+    ok(fly.deploy("actix", *KEY, env={"FAKEFLY_PSQL_URL": url}))  # idempotent
     assert tables(url) == {"tables": SCHEMA_TABLES, "users": 0}
 
 
 def test_unmanaged_postgres_path(fly, postgres):
     url = empty_database(postgres, "simple_auth")
-    ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", env={"FAKEFLY_PSQL_URL": url}))
+    res = ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", *KEY, env={"FAKEFLY_PSQL_URL": url}))
     assert fly.commands() == [
-        "apps list", "apps create",
-        "apps list", "postgres create",
-        "secrets list", "postgres attach", "proxy",
-        "secrets list", "secrets set", "secrets list", "secrets set", "deploy",
+        "apps list", "apps create", "secrets list",
+        "postgres create", "postgres attach", "proxy",
+        "secrets set", "secrets set", "deploy",
     ]
     attach = next(c for c in fly.calls() if c["command"] == "postgres attach")["argv"]
     assert attach[:3] == ["postgres", "attach", "sa-pg"] and "--database-name" in attach
     assert tables(url) == {"tables": SCHEMA_TABLES, "users": 0}
+    # Neither the operator's password (postgres create) nor the app's URL (attach) is shown, nor in an argv.
+    operator = fly.state()["apps"]["sa-pg"]["password"]
+    database_url = fly.secrets("simple-auth-akka")["DATABASE_URL"]
+    assert operator not in res.stdout + res.stderr and "postgres://" not in res.stdout + res.stderr
+    assert database_url.split("@")[0] not in res.stdout + res.stderr + json.dumps([c["argv"] for c in fly.calls()])
     n = len(fly.calls())
-    ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", env={"FAKEFLY_PSQL_URL": url}))
-    assert fly.commands()[n:] == ["apps list", "apps list", "secrets list", "secrets list", "secrets list", "deploy"]
+    ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", *KEY, env={"FAKEFLY_PSQL_URL": url}))
+    assert fly.commands()[n:] == ["apps list", "secrets list", "deploy"]
+    res = fly.deploy("akka", "--unmanaged", "--db", "another-pg", env={"FAKEFLY_PSQL_URL": url})
+    assert res.returncode == 2 and "refused" in res.stderr and "another-pg" not in fly.state()["apps"]
 
 
 # --------------------------------------------------------------------------------------------- rotation on fly.io
