@@ -12,13 +12,16 @@ here as before.
 from __future__ import annotations
 
 import sys
-from pathlib import Path  # noqa: F401 - wrk/experiments/ scripts use bench.Path
+from pathlib import Path
 
-from harness.cli import parse_args  # noqa: F401
-from harness.environment import cmd_out, cpu_model  # noqa: F401
-from harness.loadgen import loadgen, open_loop_bodies, run_oha, run_wrk  # noqa: F401
-from harness.probes import Sampler  # noqa: F401
+from harness.cli import parse_args
+from harness.environment import cmd_out, cpu_model
+from harness.loadgen import loadgen, open_loop_bodies, run_oha, run_wrk
+from harness.probes import Sampler
 from harness.runner import main
+
+__all__ = ["Path", "Sampler", "cmd_out", "cpu_model", "loadgen", "main", "open_loop_bodies", "parse_args", "run_oha",
+           "run_wrk"]
 
 if __name__ == "__main__":
     sys.exit(main())

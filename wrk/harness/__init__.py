@@ -1,7 +1,8 @@
 """The benchmark runner behind `make bench` (`wrk/bench.py` is its entry point), one module per job:
 
     cli           the command line, the profiles, progress lines and the time estimate
-    records       typed records: Settings, Limits, FlyShared, and the constants the phases share
+    records       typed records: Settings, Limits, FlyShared, Snapshot, Measurement, RateSpec, WarmUp,
+                  StackResult (to_json: its results.json entry), and the constants the phases share
     keys          the dev key types: algorithm, kid, names, the openssl speed algorithm
     cgroups       the server's cgroup (v1 or v2): quota, cpuset, memory limit, what it reads back
     governor      fly's shared-CPU rule: the balance arithmetic and the thread that rewrites the quota

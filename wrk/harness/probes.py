@@ -15,6 +15,8 @@ from pathlib import Path
 
 import stackctl
 
+from harness.records import MachineShare, Measurement, Snapshot
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -147,11 +149,11 @@ def gc_pauses(path: Path) -> list[tuple[float, float, str]]:
     return out
 
 
-def attribute_gc_pauses(result: dict, pauses: list[tuple[float, float, str]]) -> None:
+def attribute_gc_pauses(open_loop: list[dict], pauses: list[tuple[float, float, str]]) -> None:
     """Each open-loop run gets the collections that ended inside it: how many, how long (p50, max, sum), and the
     share of the run's wall time the application stood still. A pause of d ms at r requests/s delays about r*d/1000
     requests by up to d ms each: when that is over 1 % of them, the pauses alone set the p99."""
-    for run in result.get("open_loop") or []:
+    for run in open_loop:
         w0, w1 = (run.get("wall") or (None, None))
         if w0 is None:
             continue
@@ -178,37 +180,38 @@ def startup_probe(cmd: list[str], cwd: Path, env: dict, url: str) -> float:
         stackctl.stop_process(proc)
 
 
-def account(before: dict, after: dict, requests: int, client_cpu_s: float | None) -> dict:
+def account(before: Snapshot, after: Snapshot, requests: int, client_cpu_s: float | None) -> Measurement:
     """Where the machine's CPU went during one run, per request and in cores: the server (its process), the load
     generator (its rusage), PostgreSQL (postmaster and backends), the rest (the kernel's network work, the
     runner, idle stacks), idle and stolen time. None where not measurable (a --url target)."""
-    wall = after["t"] - before["t"]
-    out: dict = {"wall_s": round(wall, 3)}
+    wall = after.t - before.t
+    out = Measurement(wall_s=round(wall, 3))
 
     def delta(k):
-        return None if before.get(k) is None or after.get(k) is None else after[k] - before[k]
+        a, b = getattr(before, k), getattr(after, k)
+        return None if a is None or b is None else b - a
     server, pg = delta("server"), delta("pg")
     busy, idle, steal = delta("busy"), delta("idle"), delta("steal")
     if server is not None:
-        out["server_cpu_s"] = round(server, 3)
+        out.server_cpu_s = round(server, 3)
         if requests:
-            out["cpu_ms_per_request"] = round(server * 1000 / requests, 4)
+            out.cpu_ms_per_request = round(server * 1000 / requests, 4)
     if client_cpu_s is not None:
-        out["wrk_cpu_s"] = round(client_cpu_s, 3)
+        out.wrk_cpu_s = round(client_cpu_s, 3)
         if requests:
-            out["wrk_cpu_ms_per_request"] = round(client_cpu_s * 1000 / requests, 4)
+            out.wrk_cpu_ms_per_request = round(client_cpu_s * 1000 / requests, 4)
     if pg is not None:
-        out["pg_cpu_s"] = round(pg, 3)
+        out.pg_cpu_s = round(pg, 3)
         if requests:
-            out["pg_cpu_ms_per_request"] = round(pg * 1000 / requests, 4)
+            out.pg_cpu_ms_per_request = round(pg * 1000 / requests, 4)
     if wall > 0 and busy is not None:
         known = sum(v for v in (server, client_cpu_s, pg) if v is not None)
-        out["machine"] = {"busy_cores": round(busy / wall, 3), "idle_cores": round(idle / wall, 3),
-                          "steal_cores": round(steal / wall, 3), "rest_cores": round(max(0.0, busy - known) / wall, 3)}
-    cs0, cs1 = before.get("cpu_stat") or {}, after.get("cpu_stat") or {}
+        out.machine = MachineShare(busy_cores=round(busy / wall, 3), idle_cores=round(idle / wall, 3),
+                                   steal_cores=round(steal / wall, 3), rest_cores=round(max(0.0, busy - known) / wall, 3))
+    cs0, cs1 = before.cpu_stat, after.cpu_stat
     if cs0 and cs1:
-        out["throttled"] = {k: cs1.get(k, 0) - cs0.get(k, 0) for k in ("nr_periods", "nr_throttled", "throttled_us")}
+        out.throttled = {k: cs1.get(k, 0) - cs0.get(k, 0) for k in ("nr_periods", "nr_throttled", "throttled_us")}
     cg = delta("cgroup")
     if cg is not None and wall > 0:
-        out["cgroup_cpu_per_s"] = round(cg / wall, 4)
+        out.cgroup_cpu_per_s = round(cg / wall, 4)
     return out

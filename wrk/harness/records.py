@@ -1,9 +1,15 @@
 """The runner's typed records: the settings of a run, the limits a profile puts on the server, fly's
-shared-CPU rule, and the constants the schedule and the reports share."""
+shared-CPU rule, the counters around a run and its CPU accounting (a run's measurement), an open-loop rate, a
+warm-up, and a stack's result; and the constants the schedule and the reports share.
+
+A stack's result is typed while the runner fills it; `to_json()` gives the dict results.json has always held
+(the same keys; a field never set is left out, as before), and the statistics and the reports read that dict,
+so they read older result sets as well."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 STABLE_WITHIN = 0.03    # warm-up: two consecutive windows' CPU per request within 3 %
 SHARED_FRACTIONS = (0.25, 0.5, 0.75, 0.9)  # open loop: of the slowest stack's closed-loop maximum, for every stack
@@ -91,3 +97,161 @@ class Settings:
     @property
     def own_fractions(self) -> tuple[float, ...]:
         return (0.9,) if self.smoke else OWN_FRACTIONS
+
+
+def jsonable(value: Any) -> Any:
+    """A record (anything with to_json), list or dict of them, as plain JSON values."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _set_fields(record: Any, keep_empty: tuple[str, ...] = ()) -> dict:
+    """The record's fields in declaration order, those never set (None, or an empty list or dict) left out."""
+    out = {}
+    for f in fields(record):
+        v = getattr(record, f.name)
+        if v is None or (isinstance(v, (list, dict)) and not v and f.name not in keep_empty):
+            continue
+        out[f.name] = jsonable(v)
+    return out
+
+
+@dataclass
+class Snapshot:
+    """The counters read right before and right after a run: the monotonic clock, the server's process CPU
+    seconds, its cgroup's, PostgreSQL's (postmaster and backends), the cgroup's cpu.stat, and the machine's busy,
+    idle and stolen CPU seconds (/proc/stat). None where not readable (a --url target has no process)."""
+    t: float
+    server: float | None = None
+    cgroup: float | None = None
+    pg: float | None = None
+    cpu_stat: dict[str, int] = field(default_factory=dict)
+    busy: float | None = None
+    idle: float | None = None
+    steal: float | None = None
+
+
+@dataclass
+class MachineShare:
+    """The machine's CPU during a run, in cores: busy, idle, stolen, and busy but none of server, load generator
+    and PostgreSQL (the rest: the kernel's network work, the runner, idle stacks)."""
+    busy_cores: float
+    idle_cores: float
+    steal_cores: float
+    rest_cores: float
+
+    def to_json(self) -> dict:
+        return _set_fields(self)
+
+
+@dataclass
+class Measurement:
+    """A run's measurement: where the machine's CPU went during it, per request and in cores. `wrk_cpu_*` is the
+    load generator's (wrk's, or oha's in the open loop: the key predates oha). Merged into the run's own record
+    (the load generator's counts) as these keys; a figure that could not be measured is left out."""
+    wall_s: float
+    server_cpu_s: float | None = None
+    cpu_ms_per_request: float | None = None
+    wrk_cpu_s: float | None = None
+    wrk_cpu_ms_per_request: float | None = None
+    pg_cpu_s: float | None = None
+    pg_cpu_ms_per_request: float | None = None
+    machine: MachineShare | None = None
+    throttled: dict[str, int] | None = None
+    cgroup_cpu_per_s: float | None = None
+
+    def to_json(self) -> dict:
+        return _set_fields(self, keep_empty=("throttled",))
+
+
+@dataclass
+class RateSpec:
+    """One open-loop rate a stack is offered: `shared` (a fraction of the slowest stack's closed-loop maximum,
+    the same absolute rate for every stack), `own` (a fraction of its own maximum, `repeat` 1..n) or `capacity`
+    (a bisection step)."""
+    kind: str
+    fraction: float
+    of: str
+    target_rps: float
+    repeat: int | None = None
+
+    def to_json(self) -> dict:
+        return _set_fields(self)
+
+
+@dataclass
+class WarmUp:
+    """A warm-up at one concurrency: the windows until two agreed on `criterion`, or the cap."""
+    concurrency: int
+    criterion: str
+    cap_s: float
+    seconds: float
+    stable: bool
+    windows: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return _set_fields(self, keep_empty=("windows",))
+
+
+@dataclass
+class FlyResult:
+    """What fly's shared-CPU model adds to a stack's result: the rule, the start from an empty balance, the burst."""
+    rule: dict
+    startup_empty_balance_s: float | None = None
+    startup_cpu_s: float | None = None
+    burst: dict | None = None
+
+    def to_json(self) -> dict:
+        return _set_fields(self)
+
+
+@dataclass
+class StackResult:
+    """One stack's (or --url target's) result as the runner fills it; `to_json()` is its entry in results.json.
+    `failed` holds the first reason it got no number (an OOM kill found at the end replaces it)."""
+    name: str
+    description: str | None = None
+    target: str = "local"
+    url: str | None = None
+    build_s: float | None = None
+    artifact_bytes: int | None = None
+    image_build_s: float | None = None
+    image_bytes: int | None = None
+    openssl_ceiling: dict | None = None
+    own_ceiling: dict | None = None
+    own_ceiling_error: str | None = None
+    fly: FlyResult | None = None
+    cgroup: dict | None = None
+    gc_log: str | None = None
+    startup_samples_s: list[float] = field(default_factory=list)
+    startup_s: float | None = None
+    cpus_allowed: str | None = None
+    verification: str | None = None
+    failed: str | None = None
+    unmeasured_errors: list[str] = field(default_factory=list)
+    primer: dict | None = None
+    burst_warmup: WarmUp | None = None
+    warmups: list[WarmUp] = field(default_factory=list)
+    rewarms: list[dict] = field(default_factory=list)
+    runs: dict[str, list[dict]] = field(default_factory=dict)
+    open_loop: list[dict] = field(default_factory=list)
+    capacity: dict | None = None
+    exit_code: int | None = None
+    oom_killed: bool | None = None
+    container: dict | None = None
+    samples: list = field(default_factory=list)
+    phases: list = field(default_factory=list)
+    log_tail: str | None = None
+
+    def fail(self, reason: str) -> None:
+        """The first reason stands."""
+        if not self.failed:
+            self.failed = reason
+
+    def to_json(self) -> dict:
+        return _set_fields(self)

@@ -26,7 +26,7 @@ from harness.keys import OPENSSL_SPEED
 from harness.loadgen import loadgen
 from harness.probes import (Sampler, attribute_gc_pauses, gc_pauses, postgres_pid, proc_cpus_allowed, startup_probe,
                             system_cpu, time_to_first_token)
-from harness.records import Settings
+from harness.records import FlyResult, Settings, StackResult
 from harness.reports import write_charts, write_markdown
 from harness.schedule import Live, fly_burst, load_run, open_loop, sweep
 from harness.summary import summarize
@@ -48,35 +48,35 @@ def stop_live(live: Live, settings: Settings) -> None:
         code = stackctl.stop_process(live.proc)
         oom = live.cgroup.oom_kills() if live.cgroup else 0
         if oom or (died == -signal.SIGKILL and settings.limits.memory_mb):
-            result["failed"] = f"OOM-killed (memory limit {settings.limits.memory_mb} MiB; oom_kill={oom})"
-            result["oom_killed"] = True
-        result["exit_code"] = code
+            result.failed = f"OOM-killed (memory limit {settings.limits.memory_mb} MiB; oom_kill={oom})"
+            result.oom_killed = True
+        result.exit_code = code
     if live.cgroup:
         peak = live.cgroup.memory_peak_bytes()
-        result.setdefault("cgroup", {}).update({"memory_peak_bytes": peak, "cpu_stat": live.cgroup.cpu_stat(),
-                                                "paths": {k: str(v) for k, v in live.cgroup.paths.items()}})
+        result.cgroup = {**(result.cgroup or {}), "memory_peak_bytes": peak, "cpu_stat": live.cgroup.cpu_stat(),
+                         "paths": {k: str(v) for k, v in live.cgroup.paths.items()}}
         live.cgroup.destroy()
     if live.sampler:
-        result["samples"] = live.sampler.samples
-        result["phases"] = live.sampler.phases
+        result.samples = live.sampler.samples
+        result.phases = live.sampler.phases
     if live.log_path and live.log_path.exists():
-        result["log_tail"] = live.log_path.read_text(errors="replace")[-2000:]
-    if result.get("gc_log"):
-        attribute_gc_pauses(result, gc_pauses(Path(result["gc_log"])))
+        result.log_tail = live.log_path.read_text(errors="replace")[-2000:]
+    if result.gc_log:
+        attribute_gc_pauses(result.open_loop, gc_pauses(Path(result.gc_log)))
 
 
 def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: Progress, workdir: Path) -> Live | None:
     """Build, gate, ceilings, start-up probes, start (kept running), verification. Returns the live server, or
     None with the reason in the result (appended to `results` by the caller through live/none)."""
-    result: dict = {"name": stack.name, "description": stack.manifest.get("description", ""), "target": "local"}
+    result = StackResult(stack.name, stack.manifest.get("description", ""), "local")
     live = Live(stack.name, "", result)
     try:
         if settings.build:
             progress.say(stack.name, "release build")
-            result["build_s"] = round(stack.build(), 1)
+            result.build_s = round(stack.build(), 1)
         elif not stack.artifact.exists():
             raise ToolError(f"{stack.artifact} does not exist (run without --no-build)")
-        result["artifact_bytes"] = stack.artifact.stat().st_size
+        result.artifact_bytes = stack.artifact.stat().st_size
         if settings.conformance:
             progress.say(stack.name, "conformance gate")
             reason = conformance_gate(stack.name, settings.key_type, workdir / f"{stack.name}-conformance.log")
@@ -93,18 +93,18 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
     # numbers are divided by are measured right before it, not once at the start of the run.
     progress.say(stack.name, f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} (best of {settings.signbench_runs})")
     try:
-        result["openssl_ceiling"] = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
+        result.openssl_ceiling = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
     own_error = None
     if "signbench" in stack.manifest:
         progress.say(stack.name, f"own signing ceiling (signbench, best of {settings.signbench_runs})")
         try:
-            result["own_ceiling"] = own_ceiling(stack, env, settings.signbench_s, settings.signbench_runs)
+            result.own_ceiling = own_ceiling(stack, env, settings.signbench_s, settings.signbench_runs)
         except ToolError as e:
-            own_error = result["own_ceiling_error"] = str(e)
+            own_error = result.own_ceiling_error = str(e)
             print(f"bench: {e}", file=sys.stderr)
-    problem = provider_problem(stack, result.get("own_ceiling"), own_error)
+    problem = provider_problem(stack, result.own_ceiling, own_error)
     if problem:
         live.fail(problem)
         return live
@@ -121,15 +121,15 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
     if cgroup and settings.limits.shared:
         governor = GovernorThread(cgroup, ShareGovernor(settings.limits.shared, balance_s=0.0))
         governor.start()
-        result["fly"] = {"rule": asdict(settings.limits.shared)}
+        result.fly = FlyResult(rule=asdict(settings.limits.shared))
     if cgroup:
         # As set up, read back from the cgroup's files (the cpuset is the one the server runs on).
-        result["cgroup"] = cgroup.describe()
+        result.cgroup = cgroup.describe()
     cmd = stack.command("run")
     if settings.gc_log and stack.uses_java:
         # Asynchronous, so a slow disk never stalls a safepoint; the last start (the measured one) overwrites it.
-        result["gc_log"] = str(workdir / f"{stack.name}-gc.log")
-        cmd[1:1] = ["-Xlog:async", f"-Xlog:gc:file={result['gc_log']}:time,uptime"]
+        result.gc_log = str(workdir / f"{stack.name}-gc.log")
+        cmd[1:1] = ["-Xlog:async", f"-Xlog:gc:file={result.gc_log}:time,uptime"]
     if cgroup:
         cmd = cgroup.wrap(cmd)
     url = f"http://127.0.0.1:{port}"
@@ -159,14 +159,14 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
     live.sampler.start()
     live.pg_pid = postgres_pid(pg)
     try:
-        result["startup_samples_s"] = probes + [round(time_to_first_token(url, live.proc, t0, timeout=300), 3)]
-        result["startup_s"] = round(statistics.median(result["startup_samples_s"]), 3)
-        result["cpus_allowed"] = proc_cpus_allowed(live.proc.pid)  # what the kernel lets the server run on
+        result.startup_samples_s = probes + [round(time_to_first_token(url, live.proc, t0, timeout=300), 3)]
+        result.startup_s = round(statistics.median(result.startup_samples_s), 3)
+        result.cpus_allowed = proc_cpus_allowed(live.proc.pid)  # what the kernel lets the server run on
         if governor:
-            result["fly"]["startup_empty_balance_s"] = result["startup_samples_s"][-1]
-            result["fly"]["startup_cpu_s"] = round(cgroup.cpu_usage_s() or 0.0, 3)
+            result.fly.startup_empty_balance_s = result.startup_samples_s[-1]
+            result.fly.startup_cpu_s = round(cgroup.cpu_usage_s() or 0.0, 3)
         reason = verify_service(url, env["JWT_ISSUER"], settings.key_type)
-        result["verification"] = "jwks: two logins, both tokens verified against the served JWKS"
+        result.verification = "jwks: two logins, both tokens verified against the served JWKS"
         if reason:
             live.fail(f"verification: {reason}")
     except (ToolError, subprocess.TimeoutExpired) as e:
@@ -175,36 +175,35 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
 
 
 def prepare_url(name: str, url: str, settings: Settings, progress: Progress) -> Live:
-    result: dict = {"name": name, "description": url, "target": "url", "url": url}
+    result = StackResult(name, url, "url", url)
     live = Live(name, url, result)
     progress.say(name, f"verify {url} ({settings.verify})")
     if settings.verify == "basic":
-        result["verification"] = "basic: /token answered 200 with two JWTs; signatures NOT checked (no JWKS)"
+        result.verification = "basic: /token answered 200 with two JWTs; signatures NOT checked (no JWKS)"
         reason = verify_basic(url)
     else:
-        result["verification"] = "jwks: two logins, both tokens verified against the served JWKS"
+        result.verification = "jwks: two logins, both tokens verified against the served JWKS"
         reason = verify_service(url, None, None)
     if reason:
         live.fail(f"verification: {reason}")
     return live
 
 
-def measure(name: str, url: str, settings: Settings, progress: Progress, sampler: Sampler | None) -> dict:
+def measure(result: StackResult, url: str, settings: Settings, progress: Progress, sampler: Sampler | None) -> None:
     """One service on its own (the docker target): primer, then per concurrency a warm-up until stable and
-    the repeats. Returns the raw phases; `failed` is set on the first error."""
-    live = Live(name, url, {}, sampler=sampler)
+    the repeats, into its result; `failed` is set on the first error."""
+    live = Live(result.name, url, result, sampler=sampler)
     if settings.primer:
-        progress.say(name, "primer c=8", settings.primer)
-        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
+        progress.say(result.name, "primer c=8", settings.primer)
+        result.primer = load_run(live, settings, 8, settings.primer, "primer", measured=False)
     order: list = []
     if not live.failed:
         sweep([live], settings, progress, order)
     live.mark("end")
-    return live.result
 
 
 def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, db_url: str | None, pg,
-                progress: Progress, workdir: Path, order_log: list) -> list[dict]:
+                progress: Progress, workdir: Path, order_log: list) -> list[StackResult]:
     lives: list[Live] = []
     try:
         for stack in stacks:
@@ -219,14 +218,14 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
                 fly_burst(live, settings, progress)
             elif settings.primer:
                 progress.say(live.name, "primer c=8", settings.primer)
-                live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
+                live.result.primer = load_run(live, settings, 8, settings.primer, "primer", measured=False)
         sweep([lv for lv in up if not lv.failed], settings, progress, order_log)
         if settings.open_loop:
             open_loop([lv for lv in up if not lv.failed], settings, progress, order_log)
     except KeyboardInterrupt:
         print("bench: interrupted; writing what was measured", file=sys.stderr)
         for live in lives:
-            live.fail(live.result.get("failed") or "interrupted")
+            live.fail(live.result.failed or "interrupted")
     finally:
         for live in lives:
             live.mark("end")
@@ -235,7 +234,7 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
     return [lv.result for lv in lives]
 
 
-def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, workdir: Path) -> list[dict]:
+def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, workdir: Path) -> list[StackResult]:
     """The compose stacks: images from host-built artifacts, containers on their published ports.
     CPU time and RSS of the container's main process (the server itself: the images exec it), plus the
     container's cgroup CPU time and memory (peak, limit). The conformance suite against the containers is
@@ -247,7 +246,7 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
         env.pop(var, None)
     env.update(stackctl.BENCH_ENV)
     issuers = containers.compose_issuers()
-    results = [{"name": s.name, "target": "docker", "failed": "no service in docker-compose.yml"}
+    results = [StackResult(s.name, target="docker", failed="no service in docker-compose.yml")
                for s in stacks if s.name not in containers.PORTS]
     try:
         progress.say("docker", "stand-in base images, PostgreSQL")
@@ -256,55 +255,55 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
         for stack in stacks:
             if stack.name not in containers.PORTS:
                 continue
-            result: dict = {"name": stack.name, "description": stack.manifest.get("description", ""), "target": "docker"}
+            result = StackResult(stack.name, stack.manifest.get("description", ""), "docker")
             results.append(result)
             url = f"http://127.0.0.1:{containers.PORTS[stack.name]}"
             try:
                 if settings.build:
                     progress.say(stack.name, "release build")
-                    result["build_s"] = round(stack.build(), 1)
-                result["artifact_bytes"] = stack.artifact.stat().st_size
+                    result.build_s = round(stack.build(), 1)
+                result.artifact_bytes = stack.artifact.stat().st_size
                 progress.say(stack.name, "image build")
-                result["image_build_s"] = containers.build_images([stack.name], env, build_artifacts=False)[stack.name]
-                result["image_bytes"] = containers.image_bytes(stack.name)
+                result.image_build_s = containers.build_images([stack.name], env, build_artifacts=False)[stack.name]
+                result.image_bytes = containers.image_bytes(stack.name)
                 progress.say(stack.name, "start container")
                 t0 = time.monotonic()
                 containers.compose(["up", "-d", "--no-deps", stack.name], env, limited=bool(limits))
                 stackctl.wait_http(url + "/health", None, 180)
-                result["startup_s"] = round(time.monotonic() - t0, 3)  # compose up -> /health 200
+                result.startup_s = round(time.monotonic() - t0, 3)  # compose up -> /health 200
                 cid = containers.container_id(env, stack.name)
                 cg = containers.ContainerCgroup(cid)
                 reason = verify_service(url, issuers.get(stack.name), settings.key_type)
                 if reason:
-                    result["failed"] = f"verification: {reason}"
+                    result.failed = f"verification: {reason}"
                     continue
                 sampler = Sampler(containers.container_pid(cid), t0)
                 sampler.start()
                 cpu0 = cg.cpu_seconds()
                 try:
-                    result.update(measure(stack.name, url, settings, progress, sampler))
+                    measure(result, url, settings, progress, sampler)
                 finally:
                     sampler.stop()
                 cpu1 = cg.cpu_seconds()
-                result["samples"] = sampler.samples
-                result["phases"] = sampler.phases
-                result["container"] = {"cgroup_cpu_s": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None else None,
-                                       **cg.memory(), "limits": {"cpus": settings.limits.cpus,
-                                                                 "memory_mb": settings.limits.memory_mb}}
-                if result["container"].get("oom_kills"):
-                    result["failed"] = f"OOM-killed in the container (oom_kill={result['container']['oom_kills']})"
+                result.samples = sampler.samples
+                result.phases = sampler.phases
+                result.container = {"cgroup_cpu_s": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None
+                                    else None, **cg.memory(), "limits": {"cpus": settings.limits.cpus,
+                                                                         "memory_mb": settings.limits.memory_mb}}
+                if result.container.get("oom_kills"):
+                    result.failed = f"OOM-killed in the container (oom_kill={result.container['oom_kills']})"
             except (ToolError, subprocess.TimeoutExpired, OSError) as e:
-                result["failed"] = str(e)
+                result.failed = str(e)
             finally:
                 logs = containers.compose(["logs", "--no-color", "--tail", "40", stack.name], env, check=False, quiet=True)
-                result["log_tail"] = (logs.stdout or "")[-2000:]
+                result.log_tail = (logs.stdout or "")[-2000:]
                 containers.compose(["stop", "-t", "15", stack.name], env, check=False, quiet=True)
     finally:
         containers.down(env)
     return results
 
 
-def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> dict:
+def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> StackResult:
     """One --url target on its own (kept for callers that measure a single service)."""
     order: list = []
     return bench_local([], {name: url}, settings, None, None, progress, settings.out, order)[0]
@@ -341,20 +340,20 @@ def main(argv: list[str] | None = None) -> int:
     except ToolError as e:
         print(f"bench: {e}", file=sys.stderr)
 
-    results: list[dict] = []
+    measured: list[StackResult] = []
     order: list = []
     steal0 = system_cpu()
     t0 = time.monotonic()
     try:
         if stacks and settings.target == "docker":
-            results.extend(bench_docker(stacks, settings, progress, out))
+            measured.extend(bench_docker(stacks, settings, progress, out))
             for name, url in settings.urls.items():
-                results.append(bench_url(name, url, settings, progress))
+                measured.append(bench_url(name, url, settings, progress))
         elif stacks:
             with stackctl.database() as (db_url, pg):
-                results.extend(bench_local(stacks, settings.urls, settings, db_url, pg, progress, out, order))
+                measured.extend(bench_local(stacks, settings.urls, settings, db_url, pg, progress, out, order))
         else:
-            results.extend(bench_local([], settings.urls, settings, None, None, progress, out, order))
+            measured.extend(bench_local([], settings.urls, settings, None, None, progress, out, order))
     except KeyboardInterrupt:
         print("bench: interrupted; writing what was measured", file=sys.stderr)
     except ToolError as e:
@@ -362,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     steal1 = system_cpu()
     wall = time.monotonic() - t0
+    results = [r.to_json() for r in measured]   # results.json's schema; the statistics and reports read it
     if ceiling and results:
         # Once more with every server stopped: how far the machine's own speed moved during the run.
         progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} again (end of the run)")

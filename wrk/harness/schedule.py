@@ -7,7 +7,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from stackctl import ToolError
@@ -17,11 +17,12 @@ from harness.cli import Progress
 from harness.governor import GovernorThread, burst_seconds
 from harness.loadgen import loadgen, open_loop_bodies, open_loop_connections, run_failure, run_oha, run_wrk
 from harness.probes import Sampler, account, proc_cpu_seconds, system_cpu, tree_cpu_seconds
-from harness.records import CAPACITY_P99_MS, STABLE_WITHIN, Settings
+from harness.records import (CAPACITY_P99_MS, STABLE_WITHIN, FlyResult, RateSpec, Settings, Snapshot, StackResult,
+                             WarmUp)
 
 
 def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...],
-                    own_repeats: int = 1) -> dict[str, list[dict]]:
+                    own_repeats: int = 1) -> dict[str, list[RateSpec]]:
     """Per stack, the rates it is offered: the same absolute rates for all (fractions of the slowest stack's
     closed-loop maximum), then fractions of its own maximum, `own_repeats` rounds of them (each round the
     fractions in a rotated order, so no fraction always follows the same one)."""
@@ -30,11 +31,10 @@ def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: t
     slowest = min(max_rps.values())
     out = {}
     for name, top in max_rps.items():
-        rates = [{"kind": "shared", "fraction": f, "of": "slowest", "target_rps": round(slowest * f, 1)} for f in shared]
+        rates = [RateSpec("shared", f, "slowest", round(slowest * f, 1)) for f in shared]
         for k in range(own_repeats):
-            rates += [{"kind": "own", "fraction": f, "of": "own", "target_rps": round(top * f, 1), "repeat": k + 1}
-                      for f in rotated(list(own), k)]
-        out[name] = [r for r in rates if r["target_rps"] >= 1]
+            rates += [RateSpec("own", f, "own", round(top * f, 1), k + 1) for f in rotated(list(own), k)]
+        out[name] = [r for r in rates if r.target_rps >= 1]
     return out
 
 
@@ -43,7 +43,7 @@ class Live:
     """A service under load: one of ours (process, cgroup, sampler, maybe a governor) or a --url target."""
     name: str
     url: str
-    result: dict
+    result: StackResult
     proc: subprocess.Popen | None = None
     sampler: Sampler | None = None
     cgroup: Cgroup | None = None
@@ -61,17 +61,16 @@ class Live:
             self.sampler.mark(phase)
 
     def fail(self, reason: str) -> None:
-        self.result.setdefault("failed", reason)
+        self.result.fail(reason)
 
     @property
     def failed(self) -> bool:
-        return bool(self.result.get("failed"))
+        return bool(self.result.failed)
 
-    def snapshot(self) -> dict:
-        return {"t": time.monotonic(), "server": proc_cpu_seconds(self.pid) if self.pid else None,
-                "cgroup": self.cgroup.cpu_usage_s() if self.cgroup else None,
-                "pg": tree_cpu_seconds(self.pg_pid), "cpu_stat": self.cgroup.cpu_stat() if self.cgroup else {},
-                **system_cpu()}
+    def snapshot(self) -> Snapshot:
+        return Snapshot(t=time.monotonic(), server=proc_cpu_seconds(self.pid) if self.pid else None,
+                        cgroup=self.cgroup.cpu_usage_s() if self.cgroup else None, pg=tree_cpu_seconds(self.pg_pid),
+                        cpu_stat=self.cgroup.cpu_stat() if self.cgroup else {}, **system_cpu())
 
 
 def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, measured: bool = True) -> dict | None:
@@ -86,7 +85,7 @@ def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, meas
         live.fail(f"{phase}: {e}")
         return None
     after = live.snapshot()
-    run.update(account(before, after, run["requests"], run.get("wrk_cpu_s")))
+    run.update(account(before, after, run["requests"], run.get("wrk_cpu_s")).to_json())
     if live.governor:
         run["balance_s_after"] = round(live.governor.balance_s, 3)
     if live.proc is not None and live.proc.poll() is not None:
@@ -95,7 +94,7 @@ def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, meas
     if reason and measured:
         live.fail(reason)
     elif reason:
-        live.result.setdefault("unmeasured_errors", []).append(reason)
+        live.result.unmeasured_errors.append(reason)
     return run
 
 
@@ -104,7 +103,7 @@ def agree(a: float, b: float, within: float = STABLE_WITHIN) -> bool:
 
 
 def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: int | None = None,
-            cap: int | None = None, phase: str | None = None) -> dict:
+            cap: int | None = None, phase: str | None = None) -> WarmUp:
     """wrk at `c` in windows until two consecutive ones agree on the server's CPU per request within 3 %
     (requests/s where the server's CPU cannot be read), or the cap is reached."""
     window = window or settings.warmup_window
@@ -122,8 +121,8 @@ def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: 
         if len(windows) >= 2 and windows[-1][key] and windows[-2][key] and agree(windows[-1][key], windows[-2][key]):
             stable = True
             break
-    return {"concurrency": c, "criterion": f"{key} within {STABLE_WITHIN:.0%} in two consecutive {window} s windows",
-            "cap_s": cap, "seconds": round(time.monotonic() - t0, 1), "stable": stable, "windows": windows}
+    return WarmUp(concurrency=c, criterion=f"{key} within {STABLE_WITHIN:.0%} in two consecutive {window} s windows",
+                  cap_s=cap, seconds=round(time.monotonic() - t0, 1), stable=stable, windows=windows)
 
 
 def rotated(items: list, k: int) -> list:
@@ -147,7 +146,7 @@ def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: 
                 continue
             if live.governor:
                 live.governor.set_balance(0.0)
-            live.result.setdefault("warmups", []).append(warm_up(live, settings, c, progress))
+            live.result.warmups.append(warm_up(live, settings, c, progress))
     for rep in range(settings.repeats):
         for c in rotated(settings.concurrency, rep):
             order = [lv for lv in rotated(lives, rep) if not lv.failed]
@@ -160,7 +159,7 @@ def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: 
                 progress.say(live.name, f"re-warm c={c} run {rep + 1}/{settings.repeats}", settings.rewarm)
                 pre = load_run(live, settings, c, settings.rewarm, f"re-warm c={c}#{rep + 1}", measured=False)
                 if pre is not None:
-                    live.result.setdefault("rewarms", []).append(
+                    live.result.rewarms.append(
                         {"concurrency": c, "repeat": rep + 1, "rps": pre["rps"],
                          "cpu_ms_per_request": pre.get("cpu_ms_per_request"), "errors": pre["errors"]})
                 if live.failed:
@@ -170,12 +169,12 @@ def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: 
                 progress.say(live.name, f"measure c={c} run {rep + 1}/{settings.repeats}", settings.duration)
                 run = load_run(live, settings, c, settings.duration, f"c={c}#{rep + 1}")
                 if run is not None:
-                    live.result.setdefault("runs", {}).setdefault(str(c), []).append(run)
+                    live.result.runs.setdefault(str(c), []).append(run)
 
 
-def closed_loop_max(result: dict) -> float | None:
+def closed_loop_max(result: StackResult) -> float | None:
     """The highest median requests/s (200s) over the concurrency sweep."""
-    meds = [statistics.median(r["rps"] for r in runs) for runs in (result.get("runs") or {}).values() if runs]
+    meds = [statistics.median(r["rps"] for r in runs) for runs in result.runs.values() if runs]
     return max(meds) if meds else None
 
 
@@ -199,7 +198,7 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
             for live in order:
                 run = open_run(live, plan[live.name][i], settings, progress, bodies, oha, settings.open_loop_s)
                 if run is not None:
-                    live.result.setdefault("open_loop", []).append(run)
+                    live.result.open_loop.append(run)
         if settings.capacity_steps:
             capacity_search([lv for lv in ok if not lv.failed and tops.get(lv.name)], tops, settings, progress,
                             order_log, bodies, oha)
@@ -207,7 +206,7 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
         bodies.unlink(missing_ok=True)
 
 
-def open_run(live: Live, spec: dict, settings: Settings, progress: Progress, bodies: Path, oha: str,
+def open_run(live: Live, spec: RateSpec, settings: Settings, progress: Progress, bodies: Path, oha: str,
              seconds: int) -> dict | None:
     """One oha run at spec's rate against a live stack, with the server's, oha's and PostgreSQL's CPU and the wall
     clock (for the GC log). None, and the stack marked failed, when it does not hold."""
@@ -217,27 +216,27 @@ def open_run(live: Live, spec: dict, settings: Settings, progress: Progress, bod
         # Unmeasured, at the same rate: a change of load (another rate, or the closed loop before) makes the JITs
         # deoptimize and recompile (akka: 144 deoptimizations and 1.3 s of C2 compilation in the first 15 s of a
         # constant rate after wrk), which is the change's cost, not the steady state's tail.
-        progress.say(live.name, f"open-loop re-warm {spec['target_rps']:.0f}/s", settings.rewarm)
+        progress.say(live.name, f"open-loop re-warm {spec.target_rps:.0f}/s", settings.rewarm)
         with contextlib.suppress(ToolError, subprocess.TimeoutExpired):
-            run_oha(live.url, spec["target_rps"], settings.rewarm, open_loop_connections(spec["target_rps"], settings),
+            run_oha(live.url, spec.target_rps, settings.rewarm, open_loop_connections(spec.target_rps, settings),
                     bodies, settings.wrong_share, oha)
         if live.governor:
             live.governor.set_balance(0.0)
-    progress.say(live.name, f"open loop {spec['target_rps']:.0f}/s ({spec['kind']} {spec['fraction']:.0%})", seconds)
-    live.mark(f"open {spec['target_rps']:.0f}/s")
+    progress.say(live.name, f"open loop {spec.target_rps:.0f}/s ({spec.kind} {spec.fraction:.0%})", seconds)
+    live.mark(f"open {spec.target_rps:.0f}/s")
     before = live.snapshot()
     wall0 = time.time()
     try:
-        run = run_oha(live.url, spec["target_rps"], seconds, open_loop_connections(spec["target_rps"], settings),
+        run = run_oha(live.url, spec.target_rps, seconds, open_loop_connections(spec.target_rps, settings),
                       bodies, settings.wrong_share, oha)
     except (ToolError, subprocess.TimeoutExpired) as e:
-        live.fail(f"open loop at {spec['target_rps']:.0f}/s: {e}")
+        live.fail(f"open loop at {spec.target_rps:.0f}/s: {e}")
         return None
     after = live.snapshot()
     run["wall"] = [round(wall0, 3), round(time.time(), 3)]
-    run.update({k: spec[k] for k in ("kind", "fraction", "of", "repeat") if k in spec})
-    run.update(account(before, after, run["status"].get("200", 0), run.get("loadgen_cpu_s")))
-    reason = run_failure(run, f"open loop at {spec['target_rps']:.0f}/s")
+    run.update({k: v for k, v in spec.to_json().items() if k != "target_rps"})   # oha's record has the rate
+    run.update(account(before, after, run["status"].get("200", 0), run.get("loadgen_cpu_s")).to_json())
+    reason = run_failure(run, f"open loop at {spec.target_rps:.0f}/s")
     if reason:
         live.fail(reason)
     return run
@@ -263,26 +262,25 @@ def capacity_search(lives: list[Live], tops: dict[str, float], settings: Setting
                     order_log: list, bodies: Path, oha: str) -> None:
     """Bisection between capacity_bounds, the stacks interleaved at each step; each step is one run of
     open_loop_s, so the answer is within (hi - lo) of the truth and as noisy as one run (both recorded)."""
-    bounds = {lv.name: capacity_bounds(lv.result.get("open_loop") or [], tops[lv.name]) for lv in lives}
+    bounds = {lv.name: capacity_bounds(lv.result.open_loop, tops[lv.name]) for lv in lives}
     for step in range(settings.capacity_steps):
         order = [lv for lv in rotated(lives, step) if not lv.failed]
         order_log.append({"capacity_step": step + 1, "order": [lv.name for lv in order]})
         for live in order:
             lo, hi = bounds[live.name]
             mid = round((lo + hi) / 2, 1)
-            spec = {"kind": "capacity", "fraction": mid / tops[live.name], "of": "own", "target_rps": mid,
-                    "repeat": step + 1}
+            spec = RateSpec("capacity", mid / tops[live.name], "own", mid, step + 1)
             run = open_run(live, spec, settings, progress, bodies, oha, settings.open_loop_s)
             if run is None:
                 continue
-            live.result.setdefault("open_loop", []).append(run)
+            live.result.open_loop.append(run)
             held = run["achieved_rps"] >= 0.98 * mid and run["latency_ms"]["p99"] < CAPACITY_P99_MS
             bounds[live.name] = (mid, hi) if held else (lo, mid)
     for live in lives:
         lo, hi = bounds[live.name]
-        live.result["capacity"] = {"p99_under_ms": CAPACITY_P99_MS, "rps": lo, "next_failed_rps": hi,
-                                   "of_closed_loop_max": round(lo / tops[live.name], 3),
-                                   "steps": settings.capacity_steps, "seconds_per_step": settings.open_loop_s}
+        live.result.capacity = {"p99_under_ms": CAPACITY_P99_MS, "rps": lo, "next_failed_rps": hi,
+                                "of_closed_loop_max": round(lo / tops[live.name], 3),
+                                "steps": settings.capacity_steps, "seconds_per_step": settings.open_loop_s}
 
 
 def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:
@@ -294,8 +292,8 @@ def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:
     live.governor.set_balance(rule.max_balance_s)
     if settings.primer:
         progress.say(live.name, "primer c=8 (full balance)", settings.primer)
-        live.result["primer"] = load_run(live, settings, 8, settings.primer, "primer", measured=False)
-    live.result["burst_warmup"] = warm_up(live, settings, top, progress, phase=f"burst warm-up c={top}")
+        live.result.primer = load_run(live, settings, 8, settings.primer, "primer", measured=False)
+    live.result.burst_warmup = warm_up(live, settings, top, progress, phase=f"burst warm-up c={top}")
     if live.failed:
         return
     live.governor.set_balance(rule.max_balance_s)
@@ -304,7 +302,9 @@ def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:
     if run is None:
         return
     cpu_per_s = run.get("cgroup_cpu_per_s")
-    live.result["fly"]["burst"] = {
+    if live.result.fly is None:
+        live.result.fly = FlyResult(rule=asdict(rule))
+    live.result.fly.burst = {
         "balance_at_start_s": rule.max_balance_s,
         "concurrency": top,
         "rps": run["rps"],

@@ -335,7 +335,7 @@ def test_a_clean_run_and_expected_400s_do_not_fail():
 
 @needs_wrk
 def test_an_unexpected_status_under_load_fails_the_stack(fake):
-    live = schedule.Live("fake", fake, {})
+    live = schedule.Live("fake", fake, records.StackResult("fake"))
     settings = cli.parse_args(["--url", f"fake={fake}", "--smoke"])
     FakeToken.unavailable = True
     try:
@@ -343,17 +343,17 @@ def test_an_unexpected_status_under_load_fails_the_stack(fake):
     finally:
         FakeToken.unavailable = False
     assert run["rps"] == 0 and run["status"].get("503", 0) == run["requests"] > 0
-    assert live.failed and live.result["failed"].startswith("c=2#1: ") and "503" in live.result["failed"]
+    assert live.failed and live.result.failed.startswith("c=2#1: ") and "503" in live.result.failed
     schedule.sweep([live], settings, cli.Progress(1), [])
-    assert "runs" not in live.result, "a failed stack is not measured any further"
+    assert not live.result.runs and "runs" not in live.result.to_json(), "a failed stack is not measured any further"
 
 
 @needs_wrk
 def test_a_wrk_failure_marks_the_stack_instead_of_aborting_the_run():
-    live = schedule.Live("gone", f"http://127.0.0.1:{stackctl.free_port()}", {})
+    live = schedule.Live("gone", f"http://127.0.0.1:{stackctl.free_port()}", records.StackResult("gone"))
     settings = cli.parse_args(["--url", f"gone={live.url}", "--smoke"])
     run = schedule.load_run(live, settings, 1, 1, "primer")
-    assert live.failed and live.result["failed"].startswith("primer: ")
+    assert live.failed and live.result.failed.startswith("primer: ")
     assert run is None or run["errors"] > 0
 
 
@@ -384,6 +384,18 @@ def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp
     assert r["verification"].startswith("basic:") and r["summary"]["max_rps"] > 0
     assert r["warmups"][0]["criterion"].startswith("rps within 3%") and r["warmups"][0]["windows"]
     assert "Verified `basic` only" in next((tmp_path / "ok").glob("*/results.md")).read_text()
+    # The set the typed records wrote is one wrk/compare.py reads, beside itself.
+    import compare
+    ok_set = compare.load(next((tmp_path / "ok").glob("*/results.json")).parent)
+    rows = compare.compare(ok_set, ok_set)
+    assert any(row["stack"] == "fake" for row in rows) and compare.render(rows, "a", "b", ok_set, ok_set)
+
+
+def test_bench_py_keeps_the_names_other_tools_import():
+    import bench   # wrk/flamegraph.py, spec/faults/test_soak.py, wrk/tests/test_containers.py, wrk/experiments/
+    for name in ("main", "parse_args", "run_wrk", "run_oha", "loadgen", "open_loop_bodies", "cpu_model", "cmd_out",
+                 "Sampler", "Path"):
+        assert callable(getattr(bench, name)), name
 
 
 def test_verify_basic_wants_two_jwts(fake):
@@ -502,13 +514,15 @@ def test_account_splits_the_machines_cpu():
               "cpu_stat": {"nr_periods": 10, "nr_throttled": 1, "throttled_us": 100}}
     after = {"t": 110.0, "server": 18.0, "pg": 4.0, "busy": 66.0, "idle": 33.0, "steal": 1.5, "cgroup": 13.0,
              "cpu_stat": {"nr_periods": 135, "nr_throttled": 101, "throttled_us": 9100}}
-    a = probes.account(before, after, 10000, 3.0)
+    m = probes.account(records.Snapshot(**before), records.Snapshot(**after), 10000, 3.0)
+    assert isinstance(m.machine, records.MachineShare) and m.machine.rest_cores == 0.3
+    a = m.to_json()
     assert a["cpu_ms_per_request"] == 0.8 and a["wrk_cpu_ms_per_request"] == 0.3 and a["pg_cpu_ms_per_request"] == 0.2
     assert a["machine"] == {"busy_cores": 1.6, "idle_cores": 0.3, "steal_cores": 0.05, "rest_cores": 0.3}
     assert a["throttled"] == {"nr_periods": 125, "nr_throttled": 100, "throttled_us": 9000}
     assert a["cgroup_cpu_per_s"] == 0.8
-    url_target = probes.account({"t": 0.0, "server": None, "pg": None, "busy": 1.0, "idle": 1.0, "steal": 0.0},
-                               {"t": 1.0, "server": None, "pg": None, "busy": 2.0, "idle": 1.0, "steal": 0.0}, 10, 0.1)
+    url_target = probes.account(records.Snapshot(t=0.0, busy=1.0, idle=1.0, steal=0.0),
+                                records.Snapshot(t=1.0, busy=2.0, idle=1.0, steal=0.0), 10, 0.1).to_json()
     assert "cpu_ms_per_request" not in url_target and "pg_cpu_s" not in url_target
 
 
@@ -560,17 +574,19 @@ def test_oha_summary_parsing():
 
 def test_open_loop_rates_are_shared_absolute_and_own_relative():
     plan = schedule.open_loop_rates({"fast": 3000.0, "slow": 2000.0}, (0.5, 0.9), (0.5,))
-    assert [r["target_rps"] for r in plan["fast"]] == [1000.0, 1800.0, 1500.0]
-    assert [r["target_rps"] for r in plan["slow"]] == [1000.0, 1800.0, 1000.0]
-    assert [r["kind"] for r in plan["slow"]] == ["shared", "shared", "own"]
+    assert [r.target_rps for r in plan["fast"]] == [1000.0, 1800.0, 1500.0]
+    assert [r.target_rps for r in plan["slow"]] == [1000.0, 1800.0, 1000.0]
+    assert [r.kind for r in plan["slow"]] == ["shared", "shared", "own"]
+    assert plan["slow"][0].to_json() == {"kind": "shared", "fraction": 0.5, "of": "slowest", "target_rps": 1000.0}
+    assert plan["slow"][2].to_json() == {"kind": "own", "fraction": 0.5, "of": "own", "target_rps": 1000.0, "repeat": 1}
     assert schedule.open_loop_rates({}, (0.5,), (0.5,)) == {}
 
 
 def test_open_loop_repeats_the_own_fractions_in_rotated_order():
     plan = schedule.open_loop_rates({"a": 1000.0}, (0.5,), (0.5, 0.75, 0.9), own_repeats=3)["a"]
-    own = [(r["fraction"], r["repeat"]) for r in plan if r["kind"] == "own"]
+    own = [(r.fraction, r.repeat) for r in plan if r.kind == "own"]
     assert own == [(0.5, 1), (0.75, 1), (0.9, 1), (0.75, 2), (0.9, 2), (0.5, 2), (0.9, 3), (0.5, 3), (0.75, 3)]
-    assert [r["kind"] for r in plan].count("shared") == 1   # the shared rates once
+    assert [r.kind for r in plan].count("shared") == 1   # the shared rates once
 
 
 def test_gc_pauses_are_parsed_and_attributed_to_the_runs_they_fell_in(tmp_path):
@@ -586,7 +602,7 @@ def test_gc_pauses_are_parsed_and_attributed_to_the_runs_they_fell_in(tmp_path):
                                                           (41.25, "Pause Full"), (2.0, "Pause Young")]
     t0 = pauses[0][0] - 1
     result = {"open_loop": [{"wall": [t0, t0 + 10]}, {"wall": [t0 + 10, t0 + 20]}, {"kind": "shared"}]}
-    probes.attribute_gc_pauses(result, pauses)
+    probes.attribute_gc_pauses(result["open_loop"], pauses)
     first, second, third = result["open_loop"]
     assert first["gc"] == {"pauses": 3, "kinds": ["Pause Full", "Pause Young"], "sum_ms": 49.8, "p50_ms": 5.5,
                            "max_ms": 41.25, "paused_share": 0.005}
@@ -606,14 +622,15 @@ def test_capacity_search_bisects_from_the_runs_already_made():
 
     class FakeLive:
         def __init__(self, name):
-            self.name, self.failed, self.result = name, False, {"open_loop": [run(500, 5), run(900, 300)]}
+            self.name, self.failed = name, False
+            self.result = records.StackResult(name, open_loop=[run(500, 5), run(900, 300)])
     lives = [FakeLive("a")]
     truth = 770.0   # the stack holds p99 < 100 ms up to here
     asked = []
 
     def fake_open_run(live, spec, settings, progress, bodies, oha, seconds):
-        asked.append(spec["target_rps"])
-        return run(spec["target_rps"], 50 if spec["target_rps"] <= truth else 200)
+        asked.append(spec.target_rps)
+        return run(spec.target_rps, 50 if spec.target_rps <= truth else 200)
     orig = schedule.open_run
     schedule.open_run = fake_open_run
     try:
@@ -622,9 +639,9 @@ def test_capacity_search_bisects_from_the_runs_already_made():
     finally:
         schedule.open_run = orig
     assert asked == [700.0, 800.0, 750.0]
-    cap = lives[0].result["capacity"]
+    cap = lives[0].result.capacity
     assert (cap["rps"], cap["next_failed_rps"], cap["p99_under_ms"]) == (750.0, 800.0, 100.0)
-    assert [r["target_rps"] for r in lives[0].result["open_loop"]][-3:] == [700.0, 800.0, 750.0]
+    assert [r["target_rps"] for r in lives[0].result.open_loop][-3:] == [700.0, 800.0, 750.0]
 
 
 def test_open_loop_bodies_follow_the_scenario():
@@ -667,24 +684,24 @@ def test_each_open_loop_run_follows_an_unmeasured_run_at_its_rate(monkeypatch, t
             pass
 
         def snapshot(self):
-            return {}
+            return records.Snapshot(t=0.0)
 
         def fail(self, reason):
             self.failed = reason
-    monkeypatch.setattr(schedule, "account", lambda before, after, n, cpu: {})
+    monkeypatch.setattr(schedule, "account", lambda before, after, n, cpu: records.Measurement(wall_s=0.0))
     settings = cli.parse_args(["--stacks", stackctl.list_stacks()[0], "--rewarm", "4"])
 
     class Quiet:
         def say(self, *a):
             pass
-    run = schedule.open_run(FakeLive(), {"kind": "own", "fraction": 0.75, "of": "own", "target_rps": 100.0, "repeat": 2},
-                         settings, Quiet(), tmp_path / "b.txt", "oha", 15)
+    run = schedule.open_run(FakeLive(), records.RateSpec("own", 0.75, "own", 100.0, 2), settings, Quiet(),
+                            tmp_path / "b.txt", "oha", 15)
     assert calls == [(100.0, 4), (100.0, 15)]   # the re-warm at the same rate, then the measured run
     assert run["repeat"] == 2 and run["kind"] == "own" and len(run["wall"]) == 2
     calls.clear()
     smoke = cli.parse_args(["--stacks", stackctl.list_stacks()[0], "--smoke"])
-    schedule.open_run(FakeLive(), {"kind": "own", "fraction": 0.9, "of": "own", "target_rps": 50.0}, smoke, Quiet(),
-                   tmp_path / "b.txt", "oha", 2)
+    schedule.open_run(FakeLive(), records.RateSpec("own", 0.9, "own", 50.0), smoke, Quiet(), tmp_path / "b.txt", "oha",
+                      2)
     assert calls == [(50.0, 2)]   # the smoke run keeps its phases short
 
 
@@ -796,15 +813,15 @@ def test_governor_thread_does_not_rewrite_an_unchanged_quota():
 
 @needs_wrk
 def test_warm_up_errors_are_recorded_but_only_measured_runs_fail(fake):
-    live = schedule.Live("fake", fake, {})
+    live = schedule.Live("fake", fake, records.StackResult("fake"))
     settings = cli.parse_args(["--url", f"fake={fake}", "--smoke"])
     FakeToken.unavailable = True
     try:
         w = schedule.warm_up(live, settings, 2, cli.Progress(1), window=1, cap=1)
     finally:
         FakeToken.unavailable = False
-    assert not live.failed and w["windows"] and w["cap_s"] == 1
-    assert live.result["unmeasured_errors"][0].startswith("warm-up c=2: ")
+    assert not live.failed and w.windows and w.cap_s == 1 and w.to_json()["cap_s"] == 1
+    assert live.result.unmeasured_errors[0].startswith("warm-up c=2: ")
 
 
 def test_fly_shared_sweeps_few_connections_by_default():
@@ -821,10 +838,11 @@ def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_ru
         return {"rps": 1.0, "errors": 0, "cpu_ms_per_request": 1.0}
 
     monkeypatch.setattr(schedule, "load_run", fake_load_run)
-    monkeypatch.setattr(schedule, "warm_up", lambda live, settings, c, progress: {"concurrency": c})
+    monkeypatch.setattr(schedule, "warm_up", lambda live, settings, c, progress: records.WarmUp(c, "x", 1, 1, True))
     settings = cli.parse_args(["--url", "a=http://127.0.0.1:1", "--url", "b=http://127.0.0.1:2",
                                  "--concurrency", "16,64,256", "--repeats", "3", "--duration", "7", "--rewarm", "2"])
-    lives = [schedule.Live("a", "http://127.0.0.1:1", {}), schedule.Live("b", "http://127.0.0.1:2", {})]
+    lives = [schedule.Live("a", "http://127.0.0.1:1", records.StackResult("a")),
+             schedule.Live("b", "http://127.0.0.1:2", records.StackResult("b"))]
     order: list = []
     schedule.sweep(lives, settings, cli.Progress(1), order)
     assert [(o["repeat"], o["concurrency"], o["order"]) for o in order] == [
@@ -838,8 +856,8 @@ def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_ru
         assert pre[2] == 2 and not pre[4] and pre[3].startswith("re-warm c=")
         assert run[2] == 7 and run[4] and run[3] == f"c={run[1]}#{pre[3].split('#')[1]}"
     for live in lives:
-        assert {c: len(v) for c, v in live.result["runs"].items()} == {"16": 3, "64": 3, "256": 3}
-        assert len(live.result["rewarms"]) == 9 and len(live.result["warmups"]) == 3
+        assert {c: len(v) for c, v in live.result.runs.items()} == {"16": 3, "64": 3, "256": 3}
+        assert len(live.result.rewarms) == 9 and len(live.result.warmups) == 3
 
 
 def test_rewarm_must_be_positive(capsys):

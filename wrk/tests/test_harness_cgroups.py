@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stackctl  # noqa: E402
 from harness import cgroups, cli, governor, reports  # noqa: E402
-from harness.records import FlyShared, Limits  # noqa: E402
+from harness.records import FlyShared, Limits, StackResult  # noqa: E402
 
 MiB = 2**20
 FLY_SHARED = Limits(memory_mb=256, cpuset="last", shared=FlyShared())
@@ -234,9 +234,9 @@ def test_a_stacks_result_keeps_the_cgroup_as_set_up_beside_what_the_end_reads(tm
     root = fake_v2(tmp_path, "srv")
     cg = cgroups.Cgroup("srv", FLY_SHARED, root=root, self_cgroup=tmp_path / "self", cpus=2)
     cg.destroy = lambda: None   # the fake's directories hold regular files: the kernel's rmdir would not mind
-    live = schedule.Live("srv", "http://127.0.0.1:1", {"cgroup": cg.describe()}, cgroup=cg)
+    live = schedule.Live("srv", "http://127.0.0.1:1", StackResult("srv", cgroup=cg.describe()), cgroup=cg)
     runner.stop_live(live, cli.parse_args(["--url", "x=http://127.0.0.1:1"]))
-    got = live.result["cgroup"]
+    got = live.result.to_json()["cgroup"]
     assert (got["version"], got["cpuset"], got["memory_limit_bytes"]) == (2, "1", 256 * MiB)
     assert got["memory_peak_bytes"] == 150 * MiB and got["cpu_stat"]["nr_throttled"] == 7
     assert got["paths"]["cpuset"] == str(root / "bench.slice" / "srv")
