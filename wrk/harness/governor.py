@@ -18,10 +18,11 @@ class ShareGovernor:
     next period is the baseline plus the balance, at most the whole period (100 % of one CPU), at least the
     kernel's 1 ms minimum.
 
-    The kernel enforces a CFS quota only at its scheduler ticks, on every CPU the cgroup runs on, so a 5 ms
-    quota lets through ~6.5-8 ms per period (measured: 0.084-0.106 CPU s/s against 0.0625). The balance may
-    therefore go below zero, down to one period's worth (`max_debt_s`): overuse is charged and the next
-    quotas shrink until the average is the baseline. What is reported as the balance is never below zero."""
+    The kernel enforces a CFS quota only at its scheduler ticks, so a 5 ms quota lets somewhat more than 5 ms
+    per period through. The balance may therefore go below zero, down to one period's worth (`max_debt_s`):
+    overuse is charged and the next quotas shrink until the average is the baseline. What is reported as the
+    balance is never below zero. (The profile pins the server to one CPU by cpuset: fly's 1x has one vCPU, and
+    with two CPUs the server's threads would run on both at once.)"""
 
     MIN_QUOTA_US = 1000
 
