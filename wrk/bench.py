@@ -6,8 +6,8 @@ list is in harness/__init__.py, the options in `python3 wrk/bench.py --help`, th
     python3 wrk/bench.py --stacks actix,spring --profile fly-shared-cpu-1x
     python3 wrk/bench.py --smoke                        # short phases, one concurrency (CI)
 
-The names other tools use (wrk/flamegraph.py, spec/faults/test_soak.py, wrk/experiments/) are importable from
-here as before.
+The names other tools import from here (spec/faults/test_soak.py, wrk/tests/test_containers.py, the scripts in
+wrk/experiments/) stay importable from here.
 """
 from __future__ import annotations
 

@@ -40,9 +40,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402
 import stackctl  # noqa: E402
 from stackctl import ROOT, Stack, ToolError, log  # noqa: E402
+
+from harness.environment import cmd_out, cpu_model  # noqa: E402
+from harness.loadgen import run_wrk  # noqa: E402
 
 ASYNC_PROFILER = "tools.profiler:async-profiler:4.6"
 
@@ -166,7 +168,7 @@ def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
     try:
         stackctl.wait_http(url + "/health", proc, 120)
         log(f"{stack.name}: warm-up {args.warmup}s at c={args.connections}")
-        bench.run_wrk(url, args.connections, args.warmup, 2, "users", 0.0)
+        run_wrk(url, args.connections, args.warmup, 2, "users", 0.0)
         if java:
             ctl = _asprof(lib, proc.pid)
             ctl(f"start,event={args.event},interval={args.interval_us}us")
@@ -175,7 +177,7 @@ def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
                                      "-o", str(out / f"{stack.name}.perf.data")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         log(f"{stack.name}: profiling {args.seconds}s at c={args.connections}")
-        w = bench.run_wrk(url, args.connections, args.seconds, 2, "users", 0.0)
+        w = run_wrk(url, args.connections, args.seconds, 2, "users", 0.0)
         result["rps_while_profiling"] = round(w["rps"])
         result["errors"] = w["errors"]
         if java:
@@ -263,8 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out / f"{stamp}-profile{('-' + args.label) if args.label else ''}"
     out.mkdir(parents=True)
-    env = {"timestamp": stamp, "cpu": bench.cpu_model(), "cores": os.cpu_count(),
-           "commit": bench.cmd_out(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
+    env = {"timestamp": stamp, "cpu": cpu_model(), "cores": os.cpu_count(),
+           "commit": cmd_out(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
            "connections": args.connections, "seconds": args.seconds, "warmup": args.warmup}
     results = []
     try:

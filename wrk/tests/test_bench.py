@@ -392,7 +392,7 @@ def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp
 
 
 def test_bench_py_keeps_the_names_other_tools_import():
-    import bench   # wrk/flamegraph.py, spec/faults/test_soak.py, wrk/tests/test_containers.py, wrk/experiments/
+    import bench   # spec/faults/test_soak.py, wrk/tests/test_containers.py, wrk/experiments/ import these
     for name in ("main", "parse_args", "run_wrk", "run_oha", "loadgen", "open_loop_bodies", "cpu_model", "cmd_out",
                  "Sampler", "Path"):
         assert callable(getattr(bench, name)), name
