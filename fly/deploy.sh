@@ -190,7 +190,7 @@ ERR="$WORK/stderr"
 OUT=""
 
 # Masks what may be a credential: a URL with a user (and password), any postgres URL, and the value after
-# password / secret / token / key words.
+# a password / secret / token / credential word.
 redact() {
   sed -E \
     -e 's#[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]/@]*@[^[:space:]"'"'"']*#<connection string hidden>#g' \

@@ -17,6 +17,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,6 +35,7 @@ DEV_KEYS = sorted(p for p in KEYS.rglob("*.pem") if "PRIVATE KEY-----" in p.read
 BUNDLE_SECRET = "JWT_PUBLIC_KEYS_BASE64"
 SCHEMA = (ROOT / "sql" / "schema.sql").read_text()
 STACKS = sorted(p.stem for p in (ROOT / "fly").glob("*.toml"))
+PYCACHE = Path(tempfile.gettempdir()) / f"fakefly-pycache-{os.getuid()}"
 
 sys.path.insert(0, str(ROOT / "wrk"))
 import stackctl  # noqa: E402
@@ -80,9 +83,10 @@ class Fly:
         # The stand-in and deploy.sh's JSON reading run this Python (a version manager's shim costs ~0.5 s a call).
         (self.bin / "python3").symlink_to(sys.executable)
         self.state_dir = tmp / "fly-state"
+        # The stand-in's bytecode cached once for every call (it is a module behind fly/tests/fakefly).
         self.env = {**os.environ, "PATH": f"{self.bin}:{os.environ['PATH']}", "FAKEFLY_STATE": str(self.state_dir),
-                    "DEPLOY_POLL_SECONDS": "0"}
-        for var in ("FLY_ORG", "FAKEFLY_FAIL", "FAKEFLY_LEAK", "FAKEFLY_MPG_PROVISIONING", "FAKEFLY_DATABASE_DOWN",
+                    "DEPLOY_POLL_SECONDS": "0", "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+        for var in ("PYTHONDONTWRITEBYTECODE", "FLY_ORG", "FAKEFLY_FAIL", "FAKEFLY_LEAK", "FAKEFLY_MPG_PROVISIONING", "FAKEFLY_DATABASE_DOWN",
                     "FAKEFLY_MPG_FINAL_STATUS", "FAKEFLY_PSQL_URL", "DEPLOY_MPG_WAIT_SECONDS"):
             self.env.pop(var, None)
 
@@ -120,6 +124,15 @@ class Fly:
 @pytest.fixture
 def fly(tmp_path):
     return Fly(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory) -> Fly:
+    """An account in which `fly/deploy.sh actix` ran once: the tests that start there clone it."""
+    base = Fly(tmp_path_factory.mktemp("deployed"))
+    ok(base.deploy("actix", *KEY))
+    assert base.commands() == FIRST_RUN
+    return base
 
 
 def ok(res: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
@@ -305,10 +318,10 @@ def stopped_cleanly(res: subprocess.CompletedProcess, run: Fly, calls_before: in
     assert len(made) == position and made[-1] == command, made
 
 
-def test_every_call_of_a_rerun_failing(fly, tmp_path):
+def test_every_call_of_a_rerun_failing(deployed, tmp_path):
     """A re-run with call N failing, for every N and every way: it stops (non-zero, one clear line) or it
     did all its work; no secret is ever replaced or dropped."""
-    ok(fly.deploy("actix", *KEY))
+    fly = deployed
     base = fly.clone(tmp_path / "clean")
     n = len(base.calls())
     ok(base.deploy("actix", *KEY))
@@ -333,9 +346,17 @@ def test_every_call_of_a_rerun_failing(fly, tmp_path):
 def test_every_call_of_a_first_run_failing(fly, tmp_path):
     """A first run with call N failing, for every N and every way, then a plain re-run: the re-run
     finishes, and every secret the failed run staged is still the same value (a half-done run never
-    leaves a key that the next run replaces); one cluster, never two."""
+    leaves a key that the next run replaces); one cluster, never two. The re-run is made once for each
+    state a failure can leave (what exists, not the random values: the same state, the same re-run)."""
     ok(fly.deploy("actix", *KEY))
     assert fly.commands() == FIRST_RUN
+    recovered, lock = set(), threading.Lock()
+
+    def shape(run: Fly) -> tuple:
+        state = run.state()
+        app = state["apps"].get("simple-auth-actix", {})
+        return (tuple(sorted(state["apps"])), tuple(sorted(app.get("secrets", {}))), app.get("deploys"),
+                tuple(sorted((c["status"], tuple(c["attached_apps"])) for c in state["mpg"].values())))
 
     def check(case):
         position, command, mode = case
@@ -348,6 +369,10 @@ def test_every_call_of_a_first_run_failing(fly, tmp_path):
             assert run.state()["apps"]["simple-auth-actix"]["deploys"] == 1
             return
         stopped_cleanly(res, run, 0, position, command)
+        with lock:
+            if shape(run) in recovered:
+                return
+            recovered.add(shape(run))
         ok(run.deploy("actix", *KEY))
         final = run.secrets()
         assert {k: final.get(k) for k in staged} == staged, "the re-run replaced what the failed run staged"
@@ -355,6 +380,7 @@ def test_every_call_of_a_first_run_failing(fly, tmp_path):
         assert run.state()["apps"]["simple-auth-actix"]["deploys"] >= 1 and len(run.state()["mpg"]) == 1
 
     run_all(check, cases(FIRST_RUN))
+    assert len(recovered) >= 7, recovered  # nothing; the app; + cluster; + URL; + key; + bundle; + deploy
 
 
 def test_every_call_of_an_unmanaged_rerun_failing(fly, tmp_path):
@@ -385,9 +411,9 @@ def test_every_call_of_an_unmanaged_rerun_failing(fly, tmp_path):
     run_all(check, cases(rerun))
 
 
-def test_a_failed_secrets_read_generates_nothing(fly):
+def test_a_failed_secrets_read_generates_nothing(deployed, tmp_path):
     """The issue's case: `fly secrets list` answering 502 (or garbage) on a re-run."""
-    ok(fly.deploy("actix", *KEY))
+    fly = deployed.clone(tmp_path)
     before = fly.secrets()
     for mode in ("fail", "garbage"):
         n = len(fly.calls())
@@ -412,14 +438,17 @@ def test_no_password_or_connection_string_is_shown(fly, tmp_path):
     outputs.append(res.stdout + res.stderr)
     res = ok(fly.deploy("actix", *KEY, env=leak))
     outputs.append(res.stdout + res.stderr)
-    ok(fly.deploy("axum", *KEY, env=leak))
-    for command, mode in [("apps list", "fail"), ("secrets list", "garbage"), ("mpg attach", "after"),
-                          ("mpg connect", "fail"), ("secrets set", "after"), ("deploy", "fail")]:
+
+    def check(case):  # zio's first run, the cluster there: every call can print its password
+        command, mode = case
         run = fly.clone(tmp_path / f"leak-{command}-{mode}")
         res = run.deploy("zio", *KEY, env={**leak, "FAKEFLY_FAIL": f"{command}:{mode}"})
+        outputs.append(res.stdout + res.stderr)
         assert res.returncode == 1, res.stderr
         assert mode == "garbage" or "DEBUG" in res.stderr, res.stderr  # quoted, masked
-        outputs.append(res.stdout + res.stderr)
+
+    run_all(check, [("apps list", "fail"), ("secrets list", "garbage"), ("mpg attach", "after"),
+                    ("mpg connect", "fail"), ("secrets set", "after"), ("deploy", "fail")])
     (c,) = fly.state()["mpg"].values()
     shown = "\n".join(outputs)
     assert c["password"] not in shown and not re.search(r"pw-[0-9a-f]{16}", shown), shown
@@ -431,10 +460,10 @@ def test_no_password_or_connection_string_is_shown(fly, tmp_path):
 # --------------------------------------------------------------------------------------------- one database
 
 
-def test_db_on_an_app_with_a_database_is_refused(fly, tmp_path):
+def test_db_on_an_app_with_a_database_is_refused(deployed, tmp_path):
     """--db naming another cluster than the one the app is attached to: refused before anything is created,
     with the commands that switch on purpose; they work as printed."""
-    ok(fly.deploy("actix", *KEY))
+    fly = deployed.clone(tmp_path)
     ok(fly.deploy("actix", "--db", "simple-auth-db", *KEY))  # the same one again: fine
     n = len(fly.calls())
     res = fly.deploy("actix", "--db", "other-db", *KEY)
@@ -493,11 +522,11 @@ def test_the_wait_is_bounded(fly, final, message):
     assert "mpg attach" not in fly.commands()[n:] and "secrets set" not in fly.commands() and not fly.secrets()
 
 
-def test_deploy_and_key_rotation_during_a_database_outage(fly, tmp_path):
+def test_deploy_and_key_rotation_during_a_database_outage(deployed, tmp_path):
     """The configs gate deploys on liveness only: with every /health answering 503, a deploy and a
     secrets change (the rotation's restart) complete."""
+    fly = deployed.clone(tmp_path / "account")
     down = {"FAKEFLY_DATABASE_DOWN": "1"}
-    ok(fly.deploy("actix", *KEY, env=down))
     ok(fly.deploy("actix", *KEY, env=down))
     (tmp_path / "next.pem").write_bytes(pkcs8(ed25519.Ed25519PrivateKey.generate()))
     ok(subprocess.run(["bash", "-c", "fly secrets set JWT_PRIVATE_KEY=- --app simple-auth-actix < next.pem"],
@@ -519,8 +548,8 @@ def test_fresh_key_is_rsa_2048_pkcs8_and_not_a_dev_key(fly):
     assert "PRIVATE KEY" not in json.dumps([c["argv"] for c in fly.calls()])  # never in argv
 
 
+# rsa-4096 takes the rsa-2048 branch with another size (and seconds of key generation): not repeated here.
 @pytest.mark.parametrize("key_type, check", [
-    ("rsa-4096", lambda k: isinstance(k, rsa.RSAPrivateKey) and k.key_size == 4096),
     ("p-256", lambda k: isinstance(k, ec.EllipticCurvePrivateKey) and k.curve.name == "secp256r1"),
     ("ed25519", lambda k: isinstance(k, ed25519.Ed25519PrivateKey)),
 ])
@@ -530,7 +559,7 @@ def test_fresh_key_of_each_type(fly, key_type, check):
     assert pem.startswith("-----BEGIN PRIVATE KEY-----") and pem.count("-----BEGIN") == 1  # PKCS#8, one block
     assert check(serialization.load_pem_private_key(pem.encode(), password=None))
     assert public_der(pem.encode()) not in dev_public_keys()
-    assert {"rsa-4096": "RS256", "p-256": "ES256", "ed25519": "EdDSA"}[key_type] in res.stderr
+    assert {"p-256": "ES256", "ed25519": "EdDSA"}[key_type] in res.stderr
     assert "PRIVATE KEY" not in json.dumps([c["argv"] for c in fly.calls()])
 
 
@@ -552,29 +581,29 @@ def test_empty_bundle_is_mounted_at_jwt_public_keys_file(fly):
     assert app["deployed"]["files"] == {path: bundle}
 
 
-def test_rerun_is_idempotent(fly):
-    ok(fly.deploy("spring", *KEY))
-    first = fly.state()["apps"]["simple-auth-spring"]["secrets"]
+def test_rerun_is_idempotent(deployed, tmp_path):
+    fly = deployed.clone(tmp_path)
+    first = fly.secrets()
     n = len(fly.calls())
-    res = ok(fly.deploy("spring", *KEY))
+    res = ok(fly.deploy("actix", *KEY))
     assert fly.commands()[n:] == RERUN
-    assert fly.state()["apps"]["simple-auth-spring"]["secrets"] == first  # key, bundle and URL kept
-    assert fly.state()["apps"]["simple-auth-spring"]["deploys"] == 2
+    assert fly.secrets() == first  # key, bundle and URL kept
+    assert fly.state()["apps"]["simple-auth-actix"]["deploys"] == 2
     assert "already has JWT_PRIVATE_KEY: kept" in res.stderr
     assert f"already has {BUNDLE_SECRET}" in res.stderr
 
 
-def test_rerun_keeps_a_published_bundle(fly, tmp_path):
+def test_rerun_keeps_a_published_bundle(deployed, tmp_path):
     """A re-run must not reset a bundle that holds a rotation's keys."""
-    ok(fly.deploy("akka", *KEY))
+    fly = deployed.clone(tmp_path)
     bundle = base64.b64encode(b"# next\n" + public_pem(ed25519.Ed25519PrivateKey.generate())).decode()
-    ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}={bundle}", "--app", "simple-auth-akka"))
-    ok(fly.deploy("akka", "--key-type", "p-256"))
-    assert fly.state()["apps"]["simple-auth-akka"]["secrets"][BUNDLE_SECRET] == bundle
+    ok(fly.fly("secrets", "set", f"{BUNDLE_SECRET}={bundle}", "--app", "simple-auth-actix"))
+    ok(fly.deploy("actix", "--key-type", "p-256"))
+    assert fly.secrets()[BUNDLE_SECRET] == bundle
 
 
-def test_second_stack_shares_the_cluster(fly):
-    ok(fly.deploy("actix", *KEY))
+def test_second_stack_shares_the_cluster(deployed, tmp_path):
+    fly = deployed.clone(tmp_path)
     ok(fly.deploy("akka", *KEY))
     assert fly.commands().count("mpg create") == 1
     assert len(fly.state()["mpg"]) == 1
@@ -597,9 +626,8 @@ def test_every_dev_key_is_covered():
 def test_dev_keys_are_refused(fly, tmp_path, key):
     copy = tmp_path / "innocent-looking.pem"  # by its public key, not its path
     shutil.copy(key, copy)
-    for path in (key, copy):
-        res = fly.deploy("actix", "--key", str(path))
-        assert res.returncode == 2 and "development key" in res.stderr, res.stderr
+    res = fly.deploy("actix", "--key", str(copy))
+    assert res.returncode == 2 and "development key" in res.stderr, res.stderr
     assert fly.calls() == []  # refused before anything is created
 
 
