@@ -333,9 +333,19 @@ if [[ $UNMANAGED -eq 0 ]]; then
         DB="$name"
         say "$APP already has DATABASE_URL, from Managed Postgres cluster $DB ($CLUSTER): kept" ;;
       0)
-        [[ $DB_GIVEN -eq 0 ]] \
-          || die "$APP already has DATABASE_URL, from no Managed Postgres cluster fly mpg list shows; --db $DB would add a second database: refused; $(switch_hint "that database")"
-        say "$APP already has DATABASE_URL, from no Managed Postgres cluster of $ORG (a database of your own): kept; load sql/schema.sql into it yourself (fly/README.md)" ;;
+        # No cluster lists the app. flyctl's attach sets the secret first and records the attachment after,
+        # and only warns when the record fails: a cluster named --db (simple-auth-db by default) is then the
+        # one, and the idempotent schema goes there. With none of that name, the URL is a database of the
+        # user's own (and --db would create a second one).
+        named="$(cluster_field 2 "$DB" 1)"
+        if [[ "$(count "$named")" -eq 1 ]]; then
+          CLUSTER="$named"
+          say "$APP already has DATABASE_URL and no cluster lists it as attached; kept, and the schema goes to the cluster named $DB"
+        else
+          [[ $DB_GIVEN -eq 0 ]] \
+            || die "$APP already has DATABASE_URL, from no Managed Postgres cluster named $DB; --db $DB would add a second database: refused; $(switch_hint "that database")"
+          say "$APP already has DATABASE_URL, from no Managed Postgres cluster of $ORG (a database of your own): kept; load sql/schema.sql into it yourself (fly/README.md)"
+        fi ;;
       *)
         die "$APP is attached to $(count "$attached") Managed Postgres clusters ($(cut -f2 <<<"$attached" | tr '\n' ' ')); detach all but the one DATABASE_URL names (fly mpg detach <id> --app $APP)" ;;
     esac
@@ -370,8 +380,10 @@ else
   if [[ $HAS_DATABASE_URL -eq 1 ]]; then
     grep -qxF -- "$DB" <<<"$APPS" || [[ $DB_GIVEN -eq 0 ]] \
       || die "$APP already has DATABASE_URL and there is no Postgres app $DB; --db $DB would create a second database: refused; $(switch_hint "the current one")"
-    say "$APP already has DATABASE_URL: kept (the schema was loaded when it was attached;"
-    say "  to load it again: fly proxy 15432:5432 --app $DB, then psql with that URL on localhost:15432 -1 -f sql/schema.sql)"
+    # The app's URL cannot be read back (fly secrets are write-only): the schema is loaded only by the run
+    # that attaches. A run that stopped between the two said so; fly/README.md has the way by hand.
+    say "$APP already has DATABASE_URL: kept (the schema is loaded by the run that attaches it; if that run"
+    say "  stopped before loading it: fly postgres connect --app $DB --database simple_auth, then sql/schema.sql)"
   else
     if grep -qxF -- "$DB" <<<"$APPS"; then
       say "Postgres app $DB exists"
@@ -391,7 +403,7 @@ m = re.search(r"postgres(?:ql)?://[^\s\"'"'"']+", sys.stdin.read())
 if not m: sys.exit(3)
 p = u.urlsplit(m.group(0))
 print(u.unquote(p.username or "")); print(u.unquote(p.password or "")); print(p.path.lstrip("/"))' < <(printf '%s' "$OUT") 2>/dev/null)" \
-      || { echo "deploy: fly postgres attach set DATABASE_URL but printed no connection string; load sql/schema.sql by hand (fly/README.md)" >&2; exit 1; }
+      || { echo "deploy: fly postgres attach set DATABASE_URL but printed no connection string; sql/schema.sql is not loaded (a re-run will not load it: fly/README.md, Unmanaged Postgres)" >&2; exit 1; }
     OUT=""
     { IFS= read -r PG_USER; IFS= read -r PG_PASSWORD; IFS= read -r PG_DATABASE; } < <(printf '%s\n' "$pg_fields")
     unset pg_fields
@@ -400,12 +412,14 @@ print(u.unquote(p.username or "")); print(u.unquote(p.password or "")); print(p.
     PROXY_PID=$!
     for _ in $(seq 1 60); do
       (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-      kill -0 "$PROXY_PID" 2>/dev/null || { ERR="$WORK/proxy.err"; fail "fly proxy to $DB exited"; }
+      kill -0 "$PROXY_PID" 2>/dev/null \
+        || { ERR="$WORK/proxy.err"; fail "fly proxy to $DB exited, with DATABASE_URL set and sql/schema.sql not loaded (a re-run will not load it: fly/README.md, Unmanaged Postgres)"; }
       sleep 0.5
     done
     say "loading sql/schema.sql through fly proxy (one transaction; never the seed)"
     ( export PGHOST=127.0.0.1 PGPORT="$port" PGUSER="$PG_USER" PGPASSWORD="$PG_PASSWORD" PGDATABASE="$PG_DATABASE"
-      psql -X -q -v ON_ERROR_STOP=1 -1 -f "$SCHEMA" >/dev/null 2>"$ERR" ) || fail "psql (sql/schema.sql through fly proxy)"
+      psql -X -q -v ON_ERROR_STOP=1 -1 -f "$SCHEMA" >/dev/null 2>"$ERR" ) \
+      || fail "psql sql/schema.sql through fly proxy failed, with DATABASE_URL set (a re-run will not load it: fly/README.md, Unmanaged Postgres)"
     kill "$PROXY_PID" 2>/dev/null || true
     wait "$PROXY_PID" 2>/dev/null || true
     PROXY_PID=""

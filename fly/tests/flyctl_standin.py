@@ -45,6 +45,8 @@ Knobs, for the tests:
   `garbage` (done, exit 0, stdout an HTML error page instead of the answer).
 - $FAKEFLY_MPG_PROVISIONING=N: a new cluster answers "provisioning" to its first N
   `mpg list` calls, then "ready" (or what $FAKEFLY_MPG_FINAL_STATUS says, e.g. "error").
+- $FAKEFLY_MPG_NO_ATTACHMENT_RECORD: `mpg attach` sets the secret but its attachment record fails,
+  which flyctl only warns about (exit 0): `mpg list` does not show the app as attached.
 - $FAKEFLY_LEAK: every call also prints the newest cluster's password and connection string,
   on stderr, and on stdout unless the answer is --json (as a debug line or an error might).
 - $FAKEFLY_PSQL_URL (a real PostgreSQL database): `mpg connect` runs the real psql
@@ -337,7 +339,9 @@ def mpg_attach(state, opts, args, out):
     url = db_url(f"pgbouncer.{c['id']}.flympg.net", 5432, one(opts, "database") or c["database"], c["user"],
                  c["password"])
     state["apps"][app]["secrets"][var] = url
-    if app not in c["attached_apps"]:
+    if os.environ.get("FAKEFLY_MPG_NO_ATTACHMENT_RECORD"):  # flyctl only warns (v2/run_attach.go)
+        print("Warning: failed to create attachment record: 502 Bad Gateway", file=sys.stderr)
+    elif app not in c["attached_apps"]:
         c["attached_apps"].append(app)
     out.append(f"\nPostgres cluster {c['id']} is being attached to {app}\n"
                f"The following secret was added to {app}:\n  {var}={url}")

@@ -496,6 +496,19 @@ def test_db_with_a_database_of_your_own(fly):
     assert "mpg create" not in fly.commands()
 
 
+def test_a_lost_attachment_record_still_gets_the_schema(deployed, tmp_path):
+    """flyctl's attach sets DATABASE_URL, then records the attachment, and only warns when that fails: the
+    re-run finds the app attached nowhere and loads the schema into the cluster named --db."""
+    fly = Fly(tmp_path, deployed.repo)
+    ok(fly.deploy("actix", *KEY, env={"FAKEFLY_MPG_NO_ATTACHMENT_RECORD": "1"}))
+    (c,) = fly.state()["mpg"].values()
+    assert c["attached_apps"] == [] and "DATABASE_URL" in fly.secrets()
+    n = len(fly.calls())
+    res = ok(fly.deploy("actix", *KEY))
+    assert fly.commands()[n:] == RERUN and fly.calls()[-2]["argv"][:3] == ["mpg", "connect", c["id"]]
+    assert "no cluster lists it as attached" in res.stderr
+
+
 def test_waits_for_the_cluster_to_be_ready(fly):
     """`fly mpg create` broke off while the cluster provisions; the re-run waits for "ready" before it
     attaches (flyctl's own attach would hand out no credentials before)."""
