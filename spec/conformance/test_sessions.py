@@ -50,9 +50,10 @@ def database(own_process, open_database):
 
 @pytest.fixture(scope="module")
 def sql(database):
-    """Runs one statement on the module's database and returns its rows."""
-    url, _ = database
-    conn = psycopg.connect(url, autocommit=True)
+    """Runs one statement on the module's database and returns its rows: as the owner in a throw-away cluster (the
+    service's own role may not write users), else with DATABASE_URL."""
+    url, pg = database
+    conn = psycopg.connect(pg.url if pg is not None else url, autocommit=True)
 
     def run(query: str, *params) -> list[tuple]:
         with conn.cursor() as cur:
