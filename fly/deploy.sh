@@ -475,6 +475,6 @@ cat <<EOF2
 $STACK is at $URL
   curl $URL/health
   make user ARGS="add you@example.org 'Your Name'"      # with DATABASE_URL reaching the database (fly/README.md)
-  curl -s $URL/token -d grant_type=password -d username=you@example.org --data-urlencode password@-   # type the password, then Ctrl-D
+  read -rs PW; curl -s $URL/token -d grant_type=password -d username=you@example.org --data-urlencode "password=\$PW"
   make bench BENCH_ARGS="--url $STACK=$URL"             # benchmark it (fly/README.md, "Benchmark")
 EOF2
