@@ -43,7 +43,7 @@ SCHEMA="$ROOT/sql/schema.sql"
 die() { echo "deploy: $*" >&2; exit 2; }
 say() { echo "deploy: $*" >&2; }
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 stacks() { (cd "$ROOT/fly" && ls -1 ./*.toml 2>/dev/null | sed 's|^\./||; s|\.toml$||' | tr '\n' ' '); }
 
