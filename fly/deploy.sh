@@ -274,6 +274,7 @@ count() { [[ -z "$1" ]] && echo 0 || wc -l <<<"$1" | tr -d ' '; }
 
 # Waits, bounded, until `fly mpg list` reports the cluster "ready" (the status flyctl's own create waits
 # for; "error" is its failure: internal/command/mpg/v2/run_create.go). Attach and connect need it ready.
+# The list, not `fly mpg status --json`: that one prints the cluster's credentials with its status.
 wait_ready() {
   local id="$1" status deadline=$((SECONDS + MPG_WAIT))
   status="$(cluster_field 1 "$id" 3)"
