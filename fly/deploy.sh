@@ -198,25 +198,31 @@ redact() {
     -e 's#(pass(word|wd)?|pwd|secret|token|credential)s?(["'"'"']?[[:space:]]*[:=][[:space:]]*["'"'"']?)[^[:space:]"'"'"',}]+#\1\3****#Ig'
 }
 
-# fail STEP: the call STEP failed; one line, the first line of flyctl's stderr masked.
+AGAIN="stopped here, nothing after it was done (run fly/deploy.sh again once flyctl works)"
+# What an unmanaged run that stops after the attach leaves: a secret that cannot be read back.
+UNLOADED="DATABASE_URL is set and sql/schema.sql not loaded, which a re-run cannot do (fly/README.md, Unmanaged Postgres)"
+
+# fail WHAT [AFTERWARDS]: one line, with the first line of flyctl's stderr masked.
 fail() {
   local why
   why="$( { grep -m1 -v '^[[:space:]]*$' "$ERR" 2>/dev/null || true; } | redact | cut -c1-240)"
-  echo "deploy: $1${why:+: $why}; stopped here, nothing after it was done (run fly/deploy.sh again once flyctl works)" >&2
+  echo "deploy: $1${why:+: $why}; ${2:-$AGAIN}" >&2
   exit 1
 }
 
-# fly_call STEP ARGS...: runs `fly ARGS...` (stdin as given), its stdout into $OUT.
+# fly_call STEP ARGS...: runs `fly ARGS...` (stdin as given), its stdout into $OUT. AFTER_FAILURE, when set,
+# replaces the usual end of the failure line.
+AFTER_FAILURE=""
 fly_call() {
   local step="$1" rc=0
   shift
   OUT="$("$FLY" "$@" 2>"$ERR")" || rc=$?
-  [[ $rc -eq 0 ]] || fail "$step failed (exit $rc)"
+  [[ $rc -eq 0 ]] || fail "$step failed (exit $rc)" "$AFTER_FAILURE"
 }
 
 # JSON from flyctl, checked and flattened by python3 (standard library). An answer that is not what
 # flyctl prints ends the script: an empty or garbled answer must never read as "nothing there".
-unparseable() { echo "deploy: $1: flyctl answered something that is not its JSON; stopped here, nothing after it was done (run fly/deploy.sh again)" >&2; exit 1; }
+unparseable() { echo "deploy: $1: flyctl answered something that is not its JSON; $AGAIN" >&2; exit 1; }
 
 # `fly apps list --json` -> one app name a line.
 app_names() {
@@ -395,7 +401,9 @@ else
     fi
     # One database for all the stacks (simple_auth); attach creates this app's own user in it and prints
     # the URL with its password: kept in memory, never shown.
+    AFTER_FAILURE="if fly secrets list --app $APP now shows DATABASE_URL, the attach was done: $UNLOADED"
     fly_call "fly postgres attach" postgres attach "$DB" --app "$APP" --database-name simple_auth --yes </dev/null
+    AFTER_FAILURE=""
     HAS_DATABASE_URL=1
     # libpq's variables from the URL, to reach it on localhost through fly proxy: no URL or password in any
     # argv, file or output.
@@ -404,7 +412,7 @@ m = re.search(r"postgres(?:ql)?://[^\s\"'"'"']+", sys.stdin.read())
 if not m: sys.exit(3)
 p = u.urlsplit(m.group(0))
 print(u.unquote(p.username or "")); print(u.unquote(p.password or "")); print(p.path.lstrip("/"))' < <(printf '%s' "$OUT") 2>/dev/null)" \
-      || { echo "deploy: fly postgres attach set DATABASE_URL but printed no connection string; sql/schema.sql is not loaded (a re-run will not load it: fly/README.md, Unmanaged Postgres)" >&2; exit 1; }
+      || { echo "deploy: fly postgres attach printed no connection string; $UNLOADED" >&2; exit 1; }
     OUT=""
     { IFS= read -r PG_USER; IFS= read -r PG_PASSWORD; IFS= read -r PG_DATABASE; } < <(printf '%s\n' "$pg_fields")
     unset pg_fields
@@ -414,13 +422,13 @@ print(u.unquote(p.username or "")); print(u.unquote(p.password or "")); print(p.
     for _ in $(seq 1 60); do
       (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
       kill -0 "$PROXY_PID" 2>/dev/null \
-        || { ERR="$WORK/proxy.err"; fail "fly proxy to $DB exited, with DATABASE_URL set and sql/schema.sql not loaded (a re-run will not load it: fly/README.md, Unmanaged Postgres)"; }
+        || { ERR="$WORK/proxy.err"; fail "fly proxy to $DB exited" "$UNLOADED"; }
       sleep 0.5
     done
     say "loading sql/schema.sql through fly proxy (one transaction; never the seed)"
     ( export PGHOST=127.0.0.1 PGPORT="$port" PGUSER="$PG_USER" PGPASSWORD="$PG_PASSWORD" PGDATABASE="$PG_DATABASE"
       psql -X -q -v ON_ERROR_STOP=1 -1 -f "$SCHEMA" >/dev/null 2>"$ERR" ) \
-      || fail "psql sql/schema.sql through fly proxy failed, with DATABASE_URL set (a re-run will not load it: fly/README.md, Unmanaged Postgres)"
+      || fail "psql -f sql/schema.sql through fly proxy failed" "$UNLOADED"
     kill "$PROXY_PID" 2>/dev/null || true
     wait "$PROXY_PID" 2>/dev/null || true
     PROXY_PID=""

@@ -805,7 +805,7 @@ def main() -> int:
         _record["exit"] = code
     finally:
         flush_record()
-    leak = leak_lines(load_state() if STATE.exists() else state)
+    leak = leak_lines(load_state() if os.environ.get("FAKEFLY_LEAK") and STATE.exists() else state)
     json_answer = "--json" in argv or "-j" in argv
     if out or (leak and not json_answer):
         print("\n".join(out + ([] if json_answer else leak)))

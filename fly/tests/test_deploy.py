@@ -411,6 +411,16 @@ def test_every_call_of_an_unmanaged_rerun_failing(fly, tmp_path):
     run_all(check, cases(rerun))
 
 
+def test_an_unmanaged_run_stopped_after_the_attach_says_what_is_left(fly):
+    """--unmanaged loads the schema with the URL that only the attach prints (a secret cannot be read
+    back): a run stopped after the attach says so, and the re-run says what it cannot check."""
+    res = fly.deploy("akka", "--unmanaged", "--db", "sa-pg", *KEY, env={"FAKEFLY_FAIL": "postgres attach:after"})
+    last = res.stderr.strip().splitlines()[-1]
+    assert res.returncode == 1 and "the attach was done" in last and "sql/schema.sql not loaded" in last, res.stderr
+    res = ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", *KEY))
+    assert "fly postgres connect --app sa-pg --database simple_auth" in res.stderr
+
+
 def test_a_failed_secrets_read_generates_nothing(deployed, tmp_path):
     """The issue's case: `fly secrets list` answering 502 (or garbage) on a re-run."""
     fly = deployed.clone(tmp_path)
