@@ -1,5 +1,7 @@
 package io.simpleauth.config;
 
+import java.util.concurrent.TimeUnit;
+
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 
@@ -34,10 +36,16 @@ public class DataSourceConfig {
 		if (db.password() != null) {
 			config.setPassword(db.password());
 		}
-		// At most DB_POOL_SIZE connections, the same in every stack. Opened on demand like the other stacks'
-		// pools (Hikari's default would open all of them at start); idle ones above one retire after 10 min.
+		// At most DB_POOL_SIZE connections, the same in every stack, opened on demand like the other stacks' pools
+		// (Hikari's default minimumIdle, the maximum, would open all of them at start and never retire an idle one).
+		// With no minimum a connection idle for DB_IDLE_TIMEOUT_SECONDS is closed down to none (spec/README §5).
+		// DB_MAX_LIFETIME_SECONDS: Hikari closes an older connection when it is returned or found idle, never one in
+		// use; HikariCP 7 takes a random part of up to a quarter off each connection's lifetime, so that connections
+		// opened together do not all retire together (older than the setting is never kept, as §5 asks).
 		config.setMaximumPoolSize(settings.poolSize());
-		config.setMinimumIdle(1);
+		config.setMinimumIdle(0);
+		config.setIdleTimeout(TimeUnit.SECONDS.toMillis(settings.idleTimeoutSeconds()));
+		config.setMaxLifetime(TimeUnit.SECONDS.toMillis(settings.maxLifetimeSeconds()));
 		config.setConnectionTimeout(acquireTimeout);
 		config.setValidationTimeout(Math.max(HIKARI_MIN_TIMEOUT_MS, Math.min(acquireTimeout, 1000)));
 		// Start even when the database is down; the pool keeps trying and recovers by itself.

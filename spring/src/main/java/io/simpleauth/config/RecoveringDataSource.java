@@ -21,8 +21,8 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
  * backs off, doubling up to 5 s between attempts (hard-coded), so after a 5 s outage service could come back up to
  * 5 s after the database did. Once a borrow has failed for lack of a database, the first caller at most every
  * {@value #PROBE_INTERVAL_MS} ms opens a plain connection outside the pool; when that succeeds, the pool is replaced
- * by a fresh one (which connects at once) and the old one, whose connections died with the database, is closed in
- * the background. The akka stack does the same.
+ * by a fresh one (which connects on its first borrow) and the old one, whose connections died with the database,
+ * is closed in the background. The akka stack does the same.
  * <p>
  * A borrow that timed out because every connection was in use — the pool busy, not the database gone — is no
  * outage: HikariCP's timeout then carries no cause, while one that follows failed connection attempts carries the

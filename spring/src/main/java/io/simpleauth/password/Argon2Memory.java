@@ -6,8 +6,8 @@ import org.bouncycastle.crypto.generators.Argon2BytesGenerator;
  * argon2id's working memory on the project's small fixed heap (96 MiB, the same in the three JVM stacks). A check with
  * the default parameters (m=19456 KiB) works in 19,456 blocks of 1 KiB. Allocated per check, under load each check's
  * blocks outlive a young collection, are promoted, fill the old generation, and the serial collector falls into full
- * collections one after the other (the fault suite's flood: 50–60 ms pauses back to back for seconds, the other
- * client's logins waiting 2 s). So:
+ * collections one after the other (under the fault suite's flood, pauses back to back for seconds, while the other
+ * client's logins waited). So:
  * <ul>
  * <li>the blocks come from one pool, Bouncy Castle's {@link Argon2BytesGenerator.FixedBlockPool}, filled at start and
  * reused by every check (a check with other parameters takes what it needs beyond it and the pool keeps its size);</li>

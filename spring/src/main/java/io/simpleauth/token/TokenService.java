@@ -7,7 +7,7 @@ import java.util.UUID;
 import io.simpleauth.config.PasswordCheckExecutor;
 import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
-import io.simpleauth.limits.AddressLimit;
+import io.simpleauth.limits.AddressLimiter;
 import io.simpleauth.limits.Overloaded;
 import io.simpleauth.limits.PasswordCheckLimit;
 import io.simpleauth.limits.TooManyFailedLogins;
@@ -51,7 +51,7 @@ public class TokenService {
 
 	private final PasswordCheckExecutor passwordChecks;
 
-	private final AddressLimit addresses;
+	private final AddressLimiter addresses;
 
 	private final PasswordCheckLimit checks;
 
@@ -60,7 +60,7 @@ public class TokenService {
 	private final String defaultClientId;
 
 	public TokenService(UserRepository users, SessionRepository sessions, PasswordVerifier passwords, TokenSigner signer,
-			SigningExecutor signing, PasswordCheckExecutor passwordChecks, AddressLimit addresses, PasswordCheckLimit checks, Metrics metrics,
+			SigningExecutor signing, PasswordCheckExecutor passwordChecks, AddressLimiter addresses, PasswordCheckLimit checks, Metrics metrics,
 			Settings settings) {
 		this.users = users;
 		this.sessions = sessions;

@@ -24,7 +24,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Reads the body of a POST to /token or /revoke without holding a request thread while it arrives, then hands the
  * request on to Spring MVC with the body in memory. Tomcat runs requests on a fixed pool of platform threads
  * ({@code Settings#requestThreads}), and a servlet that reads its body with a blocking read keeps one of them until
- * the last byte is in: 40 connections sending their bodies a byte a second stopped a pool of 22. Here the request goes
+ * the last byte is in, so a few dozen connections sending their bodies a byte at a time would hold them all (the fault
+ * suite's slow-body test). Here the request goes
  * asynchronous (Servlet non-blocking IO): a {@link ReadListener} takes what has arrived each time Tomcat's poller sees
  * more, on a thread only for that moment, and once the body is complete the request is dispatched again, its input
  * stream replaced by the bytes read. When the body is there with the headers, as nearly always, this all happens on

@@ -132,6 +132,53 @@ class SettingsTest {
 		assertThat(Settings.fromEnvironment(Map.of(variable, "2147483647"))).isNotNull();
 	}
 
+	@Test
+	void thePoolsLifetimeAndIdleTimeoutDefaultsAndNames() {
+		assertThat(Settings.fromEnvironment(Map.of()))
+			.extracting(Settings::maxLifetimeSeconds, Settings::idleTimeoutSeconds)
+			.containsExactly(600, 300);
+		assertThat(Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", "1800", "DB_IDLE_TIMEOUT_SECONDS", "60")))
+			.extracting(Settings::maxLifetimeSeconds, Settings::idleTimeoutSeconds)
+			.containsExactly(1800, 60);
+		// HikariCP's minimums are the contract's, and accepted.
+		assertThat(Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", "30", "DB_IDLE_TIMEOUT_SECONDS", "10")))
+			.extracting(Settings::maxLifetimeSeconds, Settings::idleTimeoutSeconds)
+			.containsExactly(30, 10);
+		assertThat(Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", " ", "DB_IDLE_TIMEOUT_SECONDS", "")))
+			.extracting(Settings::maxLifetimeSeconds, Settings::idleTimeoutSeconds)
+			.containsExactly(600, 300);
+	}
+
+	@Test
+	void aPoolLifetimeOrIdleTimeoutOutsideItsRuleIsRefusedInOneLine() {
+		for (String bad : new String[] { "29", "0", "-1", "abc", "1.5", "2147483648", "600s" }) {
+			assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", bad))).as(bad)
+				.isInstanceOf(SettingsException.class)
+				.hasMessage("DB_MAX_LIFETIME_SECONDS must be an integer between 30 and 2147483647 (got '" + bad + "')");
+		}
+		for (String bad : new String[] { "9", "0", "-1", "abc", "1.5", "2147483648", "300s" }) {
+			assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DB_IDLE_TIMEOUT_SECONDS", bad))).as(bad)
+				.isInstanceOf(SettingsException.class)
+				.hasMessage("DB_IDLE_TIMEOUT_SECONDS must be an integer between 10 and 2147483647 (got '" + bad + "')");
+		}
+	}
+
+	@Test
+	void anIdleTimeoutNotShorterThanTheLifetimeIsRefused() {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", "300",
+				"DB_IDLE_TIMEOUT_SECONDS", "300")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessage("DB_IDLE_TIMEOUT_SECONDS must be less than DB_MAX_LIFETIME_SECONDS (got 300 and 300)");
+		// Against the other's default, either way round.
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DB_IDLE_TIMEOUT_SECONDS", "601")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessage("DB_IDLE_TIMEOUT_SECONDS must be less than DB_MAX_LIFETIME_SECONDS (got 601 and 600)");
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", "300")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessage("DB_IDLE_TIMEOUT_SECONDS must be less than DB_MAX_LIFETIME_SECONDS (got 300 and 300)");
+		assertThat(Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", "301")).maxLifetimeSeconds()).isEqualTo(301);
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "yes", "no", "1", "0", "on", "off", "maybe", "truee" })
 	void trustProxyHeadersIsTrueOrFalseOnly(String bad) {

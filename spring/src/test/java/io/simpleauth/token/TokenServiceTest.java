@@ -13,7 +13,7 @@ import io.simpleauth.Vectors;
 import io.simpleauth.config.PasswordCheckExecutor;
 import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
-import io.simpleauth.limits.AddressLimit;
+import io.simpleauth.limits.AddressLimiter;
 import io.simpleauth.limits.Overloaded;
 import io.simpleauth.limits.PasswordCheckLimit;
 import io.simpleauth.limits.TooManyFailedLogins;
@@ -80,7 +80,7 @@ class TokenServiceTest {
 
 	private final PasswordCheckExecutor passwordChecks = new PasswordCheckExecutor();
 
-	private final AddressLimit addresses = new AddressLimit(this.settings, this.metrics);
+	private final AddressLimiter addresses = new AddressLimiter(this.settings, this.metrics);
 
 	private final PasswordCheckLimit checks = new PasswordCheckLimit(this.settings, this.metrics);
 

@@ -15,7 +15,7 @@ import io.simpleauth.Vectors;
 import io.simpleauth.config.PasswordCheckExecutor;
 import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
-import io.simpleauth.limits.AddressLimit;
+import io.simpleauth.limits.AddressLimiter;
 import io.simpleauth.limits.PasswordCheckLimit;
 import io.simpleauth.limits.TooManyFailedLogins;
 import io.simpleauth.metrics.Metrics;
@@ -85,7 +85,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off",
 		excludeFilters = @ComponentScan.Filter(type = FilterType.ASSIGNABLE_TYPE, classes = BodyBufferingFilter.class))
 @Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningKeys.class, SigningExecutor.class,
-		PasswordCheckExecutor.class, Metrics.class, AddressLimit.class, PasswordCheckLimit.class, ClientAddress.class })
+		PasswordCheckExecutor.class, Metrics.class, AddressLimiter.class, PasswordCheckLimit.class, ClientAddress.class })
 @ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
 class TokenControllerTest {
 
@@ -111,7 +111,7 @@ class TokenControllerTest {
 		@Override
 		public void initialize(ConfigurableApplicationContext context) {
 			// The address limit out of the way (this class sends many wrong passwords from one address; its own tests
-			// are AddressLimitTest), proxy headers trusted (so that a test can pick its address), two argon2id checks.
+			// are AddressLimiterTest), proxy headers trusted (so that a test can pick its address), two argon2id checks.
 			Settings settings = Vectors.settings(Map.of("JWT_ISSUER", "https://login.example.test/tenant-1/",
 					"LOGIN_IP_MAX_FAILURES", "1000000", "TRUST_PROXY_HEADERS", "true", "MAX_PASSWORD_CHECKS", "2"));
 			SimpleAuthApplication.registering(settings, Vectors.keySet(settings)).initialize(context);
@@ -145,7 +145,7 @@ class TokenControllerTest {
 	DatabaseHealth databaseHealth;
 
 	@MockitoSpyBean
-	AddressLimit addresses;
+	AddressLimiter addresses;
 
 	@Autowired
 	PasswordCheckLimit passwordChecks;

@@ -14,14 +14,14 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The per-address limit: a fixed window from the first failure, the lock at the limit, expiry, the table's bound. */
-class AddressLimitTest {
+class AddressLimiterTest {
 
 	private final AtomicLong now = new AtomicLong(1_000_000_000_000L);
 
 	private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
 	/** 3 failures within 60 s lock; room for 4 addresses. */
-	private final AddressLimit limit = new AddressLimit(3, 60, 4, this.now::get, new Metrics(this.registry));
+	private final AddressLimiter limit = new AddressLimiter(3, 60, 4, this.now::get, new Metrics(this.registry));
 
 	private final InetAddress guesser = address(1);
 
@@ -107,7 +107,7 @@ class AddressLimitTest {
 
 	@Test
 	void theServicesBoundIsAHundredThousandAddresses() {
-		assertThat(AddressLimit.MAX_ADDRESSES).isEqualTo(100_000);
+		assertThat(AddressLimiter.MAX_ADDRESSES).isEqualTo(100_000);
 	}
 
 	private void advance(long nanos) {

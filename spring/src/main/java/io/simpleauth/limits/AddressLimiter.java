@@ -23,7 +23,7 @@ import org.springframework.stereotype.Component;
  * overshoot the bound by the number of requests in flight.
  */
 @Component
-public class AddressLimit {
+public class AddressLimiter {
 
 	static final int MAX_ADDRESSES = 100_000;
 
@@ -49,12 +49,12 @@ public class AddressLimit {
 	private final AtomicLong nextSweep;
 
 	@Autowired
-	public AddressLimit(Settings settings, Metrics metrics) {
+	public AddressLimiter(Settings settings, Metrics metrics) {
 		this(settings.loginIpMaxFailures(), settings.loginFailureWindowSeconds(), MAX_ADDRESSES, System::nanoTime,
 				metrics);
 	}
 
-	AddressLimit(int maxFailures, int windowSeconds, int capacity, LongSupplier clock, Metrics metrics) {
+	AddressLimiter(int maxFailures, int windowSeconds, int capacity, LongSupplier clock, Metrics metrics) {
 		this.maxFailures = maxFailures;
 		this.windowNanos = TimeUnit.SECONDS.toNanos(windowSeconds);
 		this.capacity = capacity;
