@@ -465,7 +465,7 @@ if has_secret "$BUNDLE_SECRET"; then
   say "$APP already has $BUNDLE_SECRET (the published keys' bundle): kept"
 else
   say "setting $BUNDLE_SECRET: an empty bundle, one comment line (JWT_PUBLIC_KEYS_FILE publishes no further key)"
-  bundle="$(printf '%s\n' "$EMPTY_BUNDLE" | openssl base64 -A)"
+  bundle="$(printf '%s\n' "$EMPTY_BUNDLE" | openssl base64 -A)" || die "openssl base64 failed; the bundle was not set"
   fly_call "fly secrets set $BUNDLE_SECRET" secrets set "$BUNDLE_SECRET=-" --app "$APP" --stage < <(printf '%s' "$bundle")
 fi
 
