@@ -33,6 +33,12 @@ object ApiError {
   val unsupportedGrantType: ApiError =
     ApiError(StatusCodes.BadRequest, "unsupported_grant_type", Some("grant_type must be \"password\" or \"refresh_token\""))
 
+  /** A request body the core's [[TokenRequest]] refused. */
+  def from(error: RequestError): ApiError = error match {
+    case RequestError.InvalidRequest(description) => invalidRequest(description)
+    case RequestError.UnsupportedGrantType        => unsupportedGrantType
+  }
+
   /** The same bytes for an unknown user, a wrong password and an unusable stored hash. */
   val invalidGrant: ApiError =
     ApiError(StatusCodes.BadRequest, "invalid_grant", Some("invalid username or password"))

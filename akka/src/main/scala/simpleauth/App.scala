@@ -66,11 +66,11 @@ object App {
       passwordEc,
       metrics,
       new AddressLimiter(limits.loginIpMaxFailures, limits.loginFailureWindowSeconds),
-      new PasswordCheckLimiter(limits.maxPasswordChecks),
+      new PasswordCheckLimit(limits.maxPasswordChecks),
       settings.defaultClientId
     )
     val routes =
-      new TokenRoutes(tokens, new DatabaseHealth(users), keys, metrics, new ClientAddress(limits.trustProxyHeaders)).routes
+      new TokenRoutes(tokens, new DatabaseHealth(users), keys, metrics, limits.trustProxyHeaders).routes
 
     installSignalHandlers(shutdown, keys)
 

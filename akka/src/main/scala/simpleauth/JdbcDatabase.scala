@@ -5,7 +5,15 @@ import java.sql.{Connection, SQLException, SQLNonTransientConnectionException, S
 import scala.concurrent.{ExecutionContext, Future}
 
 object JdbcDatabase {
-  def dataSource(settings: Settings): HikariDataSource = {
+  def dataSource(settings: Settings): HikariDataSource = new HikariDataSource(config(settings))
+
+  /**
+   * The pool's configuration. Connections are retired by age (`DB_MAX_LIFETIME_SECONDS`: HikariCP closes one that
+   * is older when it is returned or found idle, never in the middle of a query, and opens a new one on demand) and by
+   * idleness (`DB_IDLE_TIMEOUT_SECONDS`); HikariCP retires idle connections only down to `minimumIdle`, so that is 0
+   * (the pool may shrink to none while idle, contract §5) and `DB_POOL_SIZE` is its maximum.
+   */
+  def config(settings: Settings): HikariConfig = {
     val config = new HikariConfig()
     config.setPoolName("simple-auth")
     config.setJdbcUrl(settings.database.jdbcUrl)
@@ -13,7 +21,9 @@ object JdbcDatabase {
     settings.database.password.foreach(config.setPassword)
     settings.database.tls.foreach(config.addDataSourceProperty(_, _))
     config.setMaximumPoolSize(settings.dbPoolSize)
-    config.setMinimumIdle(settings.dbPoolSize) // fixed-size pool: no connect on the hot path
+    config.setMinimumIdle(0)
+    config.setMaxLifetime(settings.dbMaxLifetimeSeconds * 1000)
+    config.setIdleTimeout(settings.dbIdleTimeoutSeconds * 1000)
     config.setConnectionTimeout(settings.dbAcquireTimeoutMs)
     config.setValidationTimeout(math.max(250L, math.min(settings.dbAcquireTimeoutMs, 1000L)))
     config.setInitializationFailTimeout(-1) // start while the database is down
@@ -25,7 +35,7 @@ object JdbcDatabase {
     config.addDataSourceProperty("socketTimeout", "30")
     config.addDataSourceProperty("tcpKeepAlive", "true")
     config.addDataSourceProperty("ApplicationName", "simple-auth-akka")
-    new HikariDataSource(config)
+    config
   }
 
   /** Connection-level failures (class 08, shutdown) mean "unavailable", not "bug". */

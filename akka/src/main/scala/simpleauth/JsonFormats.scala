@@ -2,8 +2,10 @@ package simpleauth
 
 import akka.http.scaladsl.marshalling.{Marshaller, ToEntityMarshaller}
 import akka.http.scaladsl.model.{ContentTypes, HttpEntity}
+import akka.util.ByteString
 import com.nimbusds.jose.jwk.{ECKey, JWK, OctetKeyPair, RSAKey}
 import scala.collection.immutable.ListMap
+import scala.util.control.NonFatal
 import spray.json.*
 
 /** The contract's response bodies, each member named as on the wire and in the contract's order. */
@@ -125,4 +127,21 @@ object JsonFormats extends DefaultJsonProtocol {
    * the client accepts.
    */
   given jsonMarshaller[T](using RootJsonWriter[T]): ToEntityMarshaller[T] = Marshaller.opaque(entity(_))
+
+  /**
+   * The members of a request body's JSON object, as the core's [[TokenRequest]] reads them: the body must be UTF-8
+   * and one JSON object. (spray-json keeps the last of a repeated member.)
+   */
+  def requestMembers(body: ByteString): Either[RequestError, Seq[(String, JsonMember)]] =
+    TokenRequest.utf8(body.toArrayUnsafe()).flatMap { text =>
+      (try Right(JsonParser(text))
+       catch { case NonFatal(_) => Left(TokenRequest.NotJson) }).flatMap {
+        case JsObject(fields) =>
+          Right(fields.toSeq.map {
+            case (name, JsString(value)) => name -> JsonMember.Str(value)
+            case (name, _)               => name -> JsonMember.Other
+          })
+        case _ => Left(TokenRequest.NotAnObject)
+      }
+    }
 }

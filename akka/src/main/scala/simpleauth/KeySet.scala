@@ -29,7 +29,7 @@ object KeySet {
     catch { case NonFatal(e) => Left(SettingsError(s"cannot sign with the ${keys.signing.algorithm.name} key (${e.getClass.getSimpleName})")) }
 
   def from(keys: KeyMaterial, tokens: TokenSettings, metrics: Metrics, clock: () => Instant = () => Instant.now()): KeySet = {
-    val signer = new TokenSigner(keys.signing, tokens.issuer, tokens.audience, tokens.ttlSeconds, metrics, clock)
+    val signer = new TokenSigner(keys.signing, tokens.issuer, tokens.audience, tokens.ttlSeconds, metrics.tokenPairSigned, clock)
     val published = (keys.signing.publicJwk :: keys.published).distinctBy(_.getKeyID)
     KeySet(signer, JwkSet.from(published), OpenIdConfiguration.from(tokens.issuer, keys.signing.algorithm))
   }

@@ -20,15 +20,15 @@ import simpleauth.JsonFormats.given
  * database is asked), GET /health/live (liveness: never touches the database), and every error
  * in RFC 6749 JSON — akka-http's own rejections included: any other method on a known path is
  * 405 with its `Allow`, any method on an unknown path 404. GET /metrics serves the Prometheus text
- * of [[Metrics]]. The grants and the revocation themselves are [[TokenService]]'s; `clientAddress` says whose
- * failed logins a password grant counts (§8).
+ * of [[Metrics]]. The grants and the revocation themselves are [[TokenService]]'s; [[ClientAddress]] says whose
+ * failed logins a password grant counts (§8), from proxy headers only with `trustProxyHeaders`.
  */
 final class TokenRoutes(
     tokens: TokenService,
     health: DatabaseHealth,
     keys: KeyRing,
     metrics: Metrics,
-    clientAddress: ClientAddress = new ClientAddress(trustProxyHeaders = false),
+    trustProxyHeaders: Boolean = false,
     outages: OutageLog = new OutageLog()
 )(using system: ClassicActorSystemProvider) { // the materializer that reads request bodies
   import TokenRoutes.*
@@ -127,9 +127,12 @@ final class TokenRoutes(
   }
 
   private def token: Route =
-    requestBody(TokenRequest.fromJson, TokenRequest.fromForm) { request =>
+    requestBody(
+      body => JsonFormats.requestMembers(body).flatMap(TokenRequest.fromJson),
+      body => TokenRequest.fromForm(body.toArrayUnsafe())
+    ) { request =>
       extractRequest { http =>
-        onSuccess(tokens.grant(request, clientAddress.of(http))) {
+        onSuccess(tokens.grant(request, clientAddress(http, trustProxyHeaders))) {
           case Right(issued) => complete(StatusCodes.OK, List(ApiError.NoStore, PragmaNoCache), TokenResponse.from(issued))
           case Left(error)   => completeError(error)
         }
@@ -138,7 +141,10 @@ final class TokenRoutes(
 
   /** RFC 7009: 200, empty, whatever the token was; only a database that cannot be asked changes the answer (503). */
   private def revoke: Route =
-    requestBody(TokenRequest.revokeFromJson, TokenRequest.revokeFromForm) { request =>
+    requestBody(
+      body => JsonFormats.requestMembers(body).flatMap(TokenRequest.revokeFromJson),
+      body => TokenRequest.revokeFromForm(body.toArrayUnsafe())
+    ) { request =>
       onSuccess(tokens.revoke(request.token)) {
         complete(RevokedResponse)
       }
@@ -150,8 +156,8 @@ final class TokenRoutes(
    * answered with the reader's error.
    */
   private def requestBody[T](
-      fromJson: ByteString => Either[ApiError, T],
-      fromForm: ByteString => Either[ApiError, T]
+      fromJson: ByteString => Either[RequestError, T],
+      fromForm: ByteString => Either[RequestError, T]
   )(inner: T => Route): Route =
     extractRequestEntity { entity =>
       bodyReader(entity.contentType, fromJson, fromForm) match {
@@ -161,7 +167,7 @@ final class TokenRoutes(
         case Some(read) =>
           onSuccess(entity.withSizeLimit(MaxBodyBytes).toStrict(BodyReadTimeout)) { strict =>
             read(strict.data) match {
-              case Left(error)  => completeError(error)
+              case Left(error)  => completeError(ApiError.from(error))
               case Right(value) => inner(value)
             }
           }
@@ -170,9 +176,9 @@ final class TokenRoutes(
 
   private def bodyReader[T](
       contentType: ContentType,
-      fromJson: ByteString => Either[ApiError, T],
-      fromForm: ByteString => Either[ApiError, T]
-  ): Option[ByteString => Either[ApiError, T]] = {
+      fromJson: ByteString => Either[RequestError, T],
+      fromForm: ByteString => Either[RequestError, T]
+  ): Option[ByteString => Either[RequestError, T]] = {
     val mt = contentType.mediaType
     if (!mt.mainType.equalsIgnoreCase("application")) None
     else if (mt.subType.equalsIgnoreCase("json")) Some(fromJson)
@@ -213,7 +219,22 @@ object TokenRoutes {
     val discovery: HttpResponse = HttpResponse(StatusCodes.OK, List(PublicCache), JsonFormats.entity(keySet.discovery))
   }
 
-  val MaxBodyBytes: Long = 8192
+  val MaxBodyBytes: Long = TokenRequest.MaxBodyBytes
+
+  /**
+   * The client address of a request (contract §8, [[ClientAddress]]): the socket's peer (akka-http's
+   * `remote-address-attribute`, switched on in `application.conf`) and, if trusted, the proxy headers' lines. A
+   * header akka-http models (`X-Forwarded-For`) renders its value again: its entries, `unknown` among them.
+   */
+  def clientAddress(request: HttpRequest, trustProxyHeaders: Boolean): Option[java.net.InetAddress] = {
+    def lines(name: String) = if (trustProxyHeaders) request.headers.filter(_.is(name)).map(_.value) else Nil
+    ClientAddress.resolve(
+      request.attribute(AttributeKeys.remoteAddress).flatMap(_.toOption),
+      lines("fly-client-ip"),
+      lines("x-forwarded-for"),
+      trustProxyHeaders
+    )
+  }
   private val BodyReadTimeout = 10.seconds
 
   private val JsonType: ContentTypeRange = ContentTypeRange(MediaTypes.`application/json`)

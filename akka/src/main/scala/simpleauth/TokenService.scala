@@ -6,6 +6,11 @@ import java.util.UUID
 import scala.concurrent.{ExecutionContext, Future}
 import scala.util.Try
 
+/** What a successful grant answers: the signed pair and the session's new refresh token. */
+final case class IssuedTokens(tokens: TokenPair, refreshToken: String) {
+  override def toString: String = s"IssuedTokens(${tokens.expiresIn}s, ***)" // never a token
+}
+
 /**
  * The two grants and the revocation (contract §1, §7, §8).
  *
@@ -42,7 +47,7 @@ final class TokenService(
     passwordEc: ExecutionContext,
     metrics: Metrics,
     addresses: AddressLimiter,
-    passwordChecks: PasswordCheckLimiter,
+    passwordChecks: PasswordCheckLimit,
     defaultClientId: String = "public",
     random: SecureRandom = new SecureRandom()
 ) {
@@ -89,7 +94,7 @@ final class TokenService(
             if (revoked > 0) metrics.rejection(RejectionReason.RefreshReuse)
             Left(ApiError.invalidRefreshToken)
           }
-        case Some(rotation) if PasswordVerifier.isUnusable(rotation.user.passwordHash) =>
+        case Some(rotation) if PasswordHashes.isUnusable(rotation.user.passwordHash) =>
           // A disabled (or broken) user cannot refresh: the statement above marked the token used, so this ends the family.
           sessions.revokeUsed(presented).map(_ => Left(ApiError.invalidRefreshToken))
         case Some(rotation) =>
@@ -127,7 +132,7 @@ final class TokenService(
             None
         }
     }
-    if (user.exists(u => !PasswordVerifier.runsArgon2id(u.passwordHash))) Some(Future.fromTry(Try(check())))
+    if (user.exists(u => !PasswordHashes.runsArgon2id(u.passwordHash))) Some(Future.fromTry(Try(check())))
     else passwordChecks.submit(check())(using passwordEc)
   }
 

@@ -17,7 +17,7 @@ import scala.concurrent.duration.*
 class HttpServerSpec extends AnyWordSpec with Matchers with BeforeAndAfterAll {
   private given system: ActorSystem[Nothing] = ActorSystem(Behaviors.empty[Nothing], "http-server-spec")
 
-  private val routes = TestRoutes(new InMemoryStore(Nil), Vectors.metrics())
+  private val routes = TestRoutes(new InMemoryStore(Nil), TestKeys.metrics())
   private val binding = Await.result(
     Http().newServerAt("127.0.0.1", 0).withSettings(App.serverSettings(system)).bind(routes), 20.seconds)
   private val port = binding.localAddress.getPort

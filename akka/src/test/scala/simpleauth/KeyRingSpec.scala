@@ -13,7 +13,7 @@ class KeyRingSpec extends AnyWordSpec with Matchers {
     val dir: Path = Files.createTempDirectory("simple-auth-keys")
     val keyFile: Path = dir.resolve("key.pem")
     val bundleFile: Path = dir.resolve("public.pem")
-    val metrics: Metrics = Vectors.metrics()
+    val metrics: Metrics = TestKeys.metrics()
     val logs = new LogCapture(s"key-ring-${System.nanoTime()}")
     def put(file: Path, specFile: String): Unit =
       Files.copy(Vectors.specDir.resolve(specFile), file, StandardCopyOption.REPLACE_EXISTING)

@@ -22,7 +22,7 @@ class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
     def active = 1; def idle = 9; def pending = 0; def max = 10
   }
 
-  private val metrics = Vectors.metrics()
+  private val metrics = TestKeys.metrics()
   metrics.bindPool(Pool)
   private val routes = TestRoutes(Users, metrics)
 

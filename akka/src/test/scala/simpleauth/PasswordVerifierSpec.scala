@@ -4,7 +4,7 @@ import org.scalatest.matchers.should.Matchers
 import org.scalatest.wordspec.AnyWordSpec
 
 class PasswordVerifierSpec extends AnyWordSpec with Matchers {
-  private val verifier = new PasswordVerifier(Vectors.metrics())
+  private val verifier = new PasswordVerifier(TestKeys.metrics())
 
   "PasswordVerifier" should {
     "have vectors to check" in {
@@ -23,8 +23,8 @@ class PasswordVerifierSpec extends AnyWordSpec with Matchers {
     }
 
     "treat the dummy hash as a well-formed argon2id hash with the default parameters" in {
-      PasswordVerifier.DummyArgon2idHash should startWith("$argon2id$v=19$m=19456,t=2,p=1$")
-      verifier.verify("anything", PasswordVerifier.DummyArgon2idHash) shouldBe Verification.Mismatch
+      PasswordHashes.DummyArgon2idHash should startWith("$argon2id$v=19$m=19456,t=2,p=1$")
+      verifier.verify("anything", PasswordHashes.DummyArgon2idHash) shouldBe Verification.Mismatch
     }
 
     "be safe to use from many threads at once" in {
@@ -39,7 +39,7 @@ class PasswordVerifierSpec extends AnyWordSpec with Matchers {
     }
 
     "spend the unknown user's dummy argon2id work on an unusable hash, and only there" in {
-      val v = new PasswordVerifier(Vectors.metrics())
+      val v = new PasswordVerifier(TestKeys.metrics())
       v.verify("TopSecret0!", "$disabled$2026-11-23T17:00:00Z") shouldBe a[Verification.Unusable]
       v.verify("TopSecret0!", "$bcrypt$2b$10$xyz") shouldBe a[Verification.Unusable]
       v.equalisationCount shouldBe 2

@@ -6,7 +6,7 @@ import scala.concurrent.ExecutionContext
 
 /** The service's routes over the given store, with the dev key and the contract's test settings. */
 object TestRoutes {
-  def keys(metrics: Metrics): KeyRing = KeyRing.fixed(Vectors.keySet(metrics), metrics)
+  def keys(metrics: Metrics): KeyRing = KeyRing.fixed(TestKeys.keySet(metrics), metrics)
 
   /** The token service over `store`; the limits out of the way unless given. */
   def service(
@@ -14,7 +14,7 @@ object TestRoutes {
       metrics: Metrics,
       keyRing: Option[KeyRing] = None,
       addresses: AddressLimiter = new AddressLimiter(1000000, 300),
-      checks: PasswordCheckLimiter = new PasswordCheckLimiter(1000),
+      checks: PasswordCheckLimit = new PasswordCheckLimit(1000),
       passwords: Option[PasswordVerifier] = None
   ): TokenService =
     new TokenService(store, store, passwords.getOrElse(new PasswordVerifier(metrics)), keyRing.getOrElse(keys(metrics)),
@@ -25,11 +25,11 @@ object TestRoutes {
       metrics: Metrics,
       keyRing: Option[KeyRing] = None,
       addresses: AddressLimiter = new AddressLimiter(1000000, 300),
-      checks: PasswordCheckLimiter = new PasswordCheckLimiter(1000),
-      clientAddress: ClientAddress = new ClientAddress(trustProxyHeaders = false)
+      checks: PasswordCheckLimit = new PasswordCheckLimit(1000),
+      trustProxyHeaders: Boolean = false
   )(using ClassicActorSystemProvider): Route = {
     val ring = keyRing.getOrElse(keys(metrics))
     val tokens = service(store, metrics, Some(ring), addresses, checks)
-    new TokenRoutes(tokens, new DatabaseHealth(store), ring, metrics, clientAddress).routes
+    new TokenRoutes(tokens, new DatabaseHealth(store), ring, metrics, trustProxyHeaders).routes
   }
 }

@@ -23,7 +23,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
 
   /** In-memory users and sessions; `down` makes every call fail the way an unreachable database does. */
   private val repo = new InMemoryStore(List(john, jane, broken))
-  private val routes = TestRoutes(repo, Vectors.metrics())
+  private val routes = TestRoutes(repo, TestKeys.metrics())
 
   private val InvalidGrant = """{"error":"invalid_grant","error_description":"invalid username or password"}"""
   private val InvalidRefreshToken = """{"error":"invalid_grant","error_description":"invalid refresh token"}"""
@@ -399,7 +399,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
     def from(ip: String) = addAttribute(AttributeKeys.remoteAddress, RemoteAddress(InetAddress.getByName(ip)))
 
     "lock the socket's peer after its failures: 429, Retry-After, no-store, the contract's bytes" in {
-      val limited = TestRoutes(repo, Vectors.metrics(), addresses = new AddressLimiter(2, 300))
+      val limited = TestRoutes(repo, TestKeys.metrics(), addresses = new AddressLimiter(2, 300))
       for (_ <- 1 to 2)
         Post("/token", json("""{"username":"john@example.com","password":"wrong"}""")) ~> from("192.0.2.1") ~> limited ~> check {
           responseAs[String] shouldBe InvalidGrant
@@ -421,7 +421,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
 
     "take the address from Fly-Client-IP only when proxy headers are trusted" in {
       val addresses = new AddressLimiter(1, 300)
-      val trusting = TestRoutes(repo, Vectors.metrics(), addresses = addresses, clientAddress = new ClientAddress(true))
+      val trusting = TestRoutes(repo, TestKeys.metrics(), addresses = addresses, trustProxyHeaders = true)
       Post("/token", json("""{"username":"ghost@example.com","password":"x"}""")) ~> from("10.0.0.1") ~>
         addHeader(RawHeader("Fly-Client-IP", "203.0.113.5")) ~> trusting ~> check { status shouldBe StatusCodes.BadRequest }
       addresses.lockedFor(InetAddress.getByName("203.0.113.5")) shouldBe defined
@@ -430,7 +430,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
 
     "answer 429 for a locked username" in {
       val store = new InMemoryStore(List(john), maxFailures = 1)
-      val locking = TestRoutes(store, Vectors.metrics())
+      val locking = TestRoutes(store, TestKeys.metrics())
       Post("/token", form("grant_type=password&username=john%40example.com&password=nope")) ~> locking ~> check {
         responseAs[String] shouldBe InvalidGrant
       }
@@ -443,7 +443,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
     }
 
     "shed an argon2id check with the database's 503 and Retry-After: 1 when no permit is free" in {
-      val shedding = TestRoutes(repo, Vectors.metrics(), checks = new PasswordCheckLimiter(0))
+      val shedding = TestRoutes(repo, TestKeys.metrics(), checks = new PasswordCheckLimit(0))
       Post("/token", json("""{"username":"jane@example.com","password":"CorrectHorse9!"}""")) ~> shedding ~> check {
         status shouldBe StatusCodes.ServiceUnavailable
         checkErrorShape()
@@ -569,9 +569,9 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
 
   "a key reload" should {
     "change what the JWKS, the discovery document and new tokens say, and nothing else" in {
-      val metrics = Vectors.metrics()
+      val metrics = TestKeys.metrics()
       var next: Either[SettingsError, KeySet] = Left(SettingsError("bad key"))
-      val ring = new KeyRing(Vectors.keySet(metrics), () => next, metrics)
+      val ring = new KeyRing(TestKeys.keySet(metrics), () => next, metrics)
       val reloading = TestRoutes(repo, metrics, Some(ring))
       def alg(path: String) = Get(path) ~> reloading ~> check { responseAs[String] }
       def tokenHeader() =
@@ -583,7 +583,7 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
       ring.reload().isLeft shouldBe true
       alg("/.well-known/openid-configuration") should include(""""id_token_signing_alg_values_supported":["RS256"]""")
       val ed = Vectors.signingKey("keys/dev-ed25519.pem")
-      next = Right(Vectors.keySet(metrics, ed))
+      next = Right(TestKeys.keySet(metrics, ed))
       ring.reload().isRight shouldBe true
       alg("/.well-known/openid-configuration") should include(""""id_token_signing_alg_values_supported":["EdDSA"]""")
       alg("/.well-known/jwks.json") should include(s""""kid":"${ed.kid}"""")

@@ -26,11 +26,11 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       defaultClientId: String = "default-client"
   ) {
     val store = new InMemoryStore(List(john, jane, broken), maxFailures = maxFailures)
-    val metrics: Metrics = Vectors.metrics()
+    val metrics: Metrics = TestKeys.metrics()
     val passwords = new PasswordVerifier(metrics)
     val unusable = new UnusableHashLog(log = new LogCapture("token-service").logger)
     val addresses = new AddressLimiter(ipMaxFailures, 300)
-    val checks = new PasswordCheckLimiter(permits)
+    val checks = new PasswordCheckLimit(permits)
     val service = new TokenService(store, store, passwords, TestRoutes.keys(metrics), unusable,
       ExecutionContext.global, ExecutionContext.global, metrics, addresses, checks, defaultClientId)
 

@@ -57,8 +57,8 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
     for
       kind    <- ZIO.fromOption(TokenRequest.kindOf(req.rawHeader("content-type"))).orElseFail(ApiError.UnsupportedMediaType)
       body    <- RequestBody.read(req)
-      request <- ZIO.fromEither(TokenRequest.parse(kind, body))
-      issued  <- TokenService.issue(request, ClientAddress.of(req, trustProxyHeaders))
+      request <- ZIO.fromEither(RequestBody.tokenRequest(kind, body).left.map(ApiError.from))
+      issued  <- TokenService.issue(request, clientAddress(req, trustProxyHeaders))
     yield
       val pair = issued.pair
       Response(
@@ -76,7 +76,7 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
     for
       kind    <- ZIO.fromOption(TokenRequest.kindOf(req.rawHeader("content-type"))).orElseFail(ApiError.UnsupportedMediaType)
       body    <- RequestBody.read(req)
-      request <- ZIO.fromEither(TokenRequest.parseRevoke(kind, body))
+      request <- ZIO.fromEither(RequestBody.revokeRequest(kind, body).left.map(ApiError.from))
       _       <- TokenService.revoke(request)
     yield revoked
 
@@ -84,8 +84,8 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
     ZIO.serviceWithZIO[DatabaseHealth](_.isUp).map(up => if up then healthUp else healthDown)
 
   /** The JWKS and the discovery document of the keys in service now (a reload swaps both at once). */
-  private def published(document: KeySet => String): URIO[TokenSigner, Response] =
-    ZIO.serviceWithZIO[TokenSigner](_.keys).map { keys =>
+  private def published(document: KeySet => String): URIO[KeyRing, Response] =
+    ZIO.serviceWithZIO[KeyRing](_.keys).map { keys =>
       Response(
         Status.Ok,
         Headers(Header.ContentType(MediaType.application.json), Header.Custom("Cache-Control", "public, max-age=300")),
@@ -93,8 +93,8 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
       )
     }
 
-  private val jwks: URIO[TokenSigner, Response]      = published(_.jwks)
-  private val discovery: URIO[TokenSigner, Response] = published(_.discovery)
+  private val jwks: URIO[KeyRing, Response]      = published(_.jwks)
+  private val discovery: URIO[KeyRing, Response] = published(_.discovery)
 
   private val metrics: URIO[DatabaseHealth, Response] =
     Metrics.scrape(ZIO.serviceWithZIO[DatabaseHealth](_.poolState)).map { text =>
@@ -152,7 +152,18 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
       withLength.copy(body = Body.empty)
 
 object Api:
-  type Env = TokenService & DatabaseHealth & TokenSigner
+  type Env = TokenService & DatabaseHealth & KeyRing
+
+  /**
+   * The client address of a request (contract §8, the core's `ClientAddress`), in its canonical text: the socket's
+   * peer (zio-http's `remoteAddress`, which never reads a forwarding header) and, if trusted, every line of the two
+   * proxy headers in order.
+   */
+  def clientAddress(req: Request, trustProxyHeaders: Boolean): Option[String] =
+    def lines(name: String) =
+      if trustProxyHeaders then req.headers.iterator.filter(_.headerName.equalsIgnoreCase(name)).map(_.renderedValue).toList
+      else Nil
+    ClientAddress.resolve(req.remoteAddress, lines("fly-client-ip"), lines("x-forwarded-for"), trustProxyHeaders).map(_.getHostAddress)
 
   final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long, refresh_token: String)
   given JsonEncoder[TokenResponse] = DeriveJsonEncoder.gen[TokenResponse]

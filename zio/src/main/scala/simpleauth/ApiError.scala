@@ -24,6 +24,11 @@ enum ApiError:
   case ServerError
 
 object ApiError:
+  /** A request body the core's `TokenRequest` refused. */
+  def from(error: RequestError): ApiError = error match
+    case RequestError.InvalidRequest(description) => InvalidRequest(description)
+    case RequestError.UnsupportedGrantType        => UnsupportedGrantType
+
   final case class Body(error: String, error_description: String)
   given JsonEncoder[Body] = DeriveJsonEncoder.gen[Body]
 

@@ -52,6 +52,6 @@ object Database:
       pool <- ZIO.acquireRelease(
                 ZIO.attemptBlocking(new RenewablePool(cfg)).mapError(e => SettingsError(s"cannot set up the database pool: ${e.getMessage}"))
               )(pool => ZIO.attemptBlocking(pool.close()).orDie)
-      gate <- Semaphore.make(cfg.poolSize.toLong)
-    yield Database(pool, gate, cfg.acquireTimeoutMs.millis, cfg.poolSize, OutageLog())
+      gate <- Semaphore.make(cfg.dbPoolSize.toLong)
+    yield Database(pool, gate, cfg.dbAcquireTimeoutMs.millis, cfg.dbPoolSize, OutageLog())
   }

@@ -12,7 +12,16 @@ import zio.logging.slf4j.bridge.Slf4jBridge
 object Logging:
   /** LOG_LEVEL, read before the settings: the logger is in place before anything logs (a bad value is `Settings`'). */
   def level(value: Option[String]): LogLevel =
-    value.flatMap(Settings.parseLogLevel).getOrElse(LogLevel.Info)
+    value.flatMap(parseLogLevel).getOrElse(LogLevel.Info)
+
+  /** A LOG_LEVEL value, case and surrounding blanks aside; None for an unknown one. */
+  def parseLogLevel(value: String): Option[LogLevel] =
+    value.trim.toLowerCase match
+      case "error"            => Some(LogLevel.Error)
+      case "warn" | "warning" => Some(LogLevel.Warning)
+      case "info"             => Some(LogLevel.Info)
+      case "debug" | "trace"  => Some(LogLevel.Debug)
+      case _                  => None
 
   /** A library's SLF4J logger name, shortened to its class: `HikariPool: ...`. */
   private val library: LogFormat = LogFormat.make { (out, _, _, _, _, _, _, _, annotations) =>

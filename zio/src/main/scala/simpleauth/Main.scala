@@ -11,6 +11,19 @@ object Main extends ZIOAppDefault:
   /** A refused start (settings, port): the one line on stderr, then this exit code, as in every stack. */
   val RefusedExitCode = ExitCode(2)
 
+  /** The line a refused start prints on stderr (the service and `SignBench` alike). */
+  def refusal(e: SettingsError): String = s"simple-auth-zio: ${e.message}"
+
+  /**
+   * The settings of the environment (contract §5), by the core's rules; a refused one is the start's one error. The
+   * key files are read here, so on the blocking pool.
+   */
+  val loadSettings: IO[SettingsError, Settings] = System.envs.orDie.flatMap(settingsFrom)
+
+  /** The settings of the environment `env`. */
+  def settingsFrom(env: Map[String, String]): IO[SettingsError, Settings] =
+    ZIO.attemptBlocking(Settings.fromEnv(env)).orDie.flatMap(ZIO.fromEither(_))
+
   override val bootstrap: ZLayer[ZIOAppArgs, Any, Any] = Logging.layer(Logging.level(sys.env.get("LOG_LEVEL")))
 
   /**
@@ -59,8 +72,8 @@ object Main extends ZIOAppDefault:
       DatabaseHealth.live,
       AddressLimiter.live,
       PasswordVerifier.live,
-      UnusableHashLog.live,
-      TokenSigner.live,
+      ZLayer.succeed(new UnusableHashLog()),
+      KeyRing.live,
       TokenService.live
     )
 
@@ -70,13 +83,13 @@ object Main extends ZIOAppDefault:
       port <- Api(draining, cfg.limits.trustProxyHeaders).install.catchAllDefect(t =>
                 ZIO.fail(SettingsError(s"cannot listen on ${cfg.host}:${cfg.port}: ${t.getMessage}"))
               )
-      keys <- ZIO.serviceWithZIO[TokenSigner](_.keys)
+      keys <- ZIO.serviceWithZIO[KeyRing](_.keys)
       _ <- ZIO.logInfo(
         s"simple-auth stack=$StackName version=$Version listening on ${cfg.host}:$port " +
-          s"db=${cfg.database.display} pool=${cfg.poolSize} kid=${keys.signing.kid} alg=${keys.signing.alg} " +
-          s"published=${keys.published.size} issuer=${cfg.issuer} signer=${keys.signing.provider}"
+          s"db=${cfg.database.jdbcUrl.takeWhile(_ != '?')} pool=${cfg.dbPoolSize} kid=${keys.signing.kid} " +
+          s"alg=${keys.signing.algorithm.name} published=${keys.published.size} issuer=${cfg.issuer} signer=${keys.signer.provider}"
       )
-      _ <- hangups.take.zipRight(TokenSigner.reload).forever.fork // one reload per SIGHUP, in order, until shutdown
+      _ <- hangups.take.zipRight(KeyRing.reload).forever.fork // one reload per SIGHUP, in order, until shutdown
       _ <- stop.await
       _ <- ZIO.logInfo("shutting down: draining in-flight requests")
       _ <- draining.start
@@ -88,13 +101,13 @@ object Main extends ZIOAppDefault:
         stop    <- Promise.make[Nothing, Unit]
         hangups <- Queue.unbounded[Unit]
         _       <- onSignals(stop, hangups)
-        noNativeCrypto <- NativeCrypto.install // before the key is parsed
+        noNativeCrypto <- ZIO.succeed(NativeCrypto.install()) // before the key is parsed
         _    <- ZIO.foreachDiscard(noNativeCrypto)(why => ZIO.logWarning(s"native crypto provider unavailable, signing with the JDK's providers: $why"))
-        cfg  <- Settings.load
+        cfg  <- loadSettings
         server = (ZLayer.succeed(serverConfig(cfg)) ++ ZLayer.succeed(nettyConfig)) >>>
                    Server.customized.mapError(e => SettingsError(s"cannot listen on ${cfg.host}:${cfg.port}: ${e.getMessage}"))
         _    <- program(cfg, stop, hangups).provideSomeLayer[Api.Env](server).provideLayer(services(cfg))
       yield ()
     app.catchAll { (e: SettingsError) =>
-      Console.printLineError(e.line).ignore *> exit(RefusedExitCode)
+      Console.printLineError(refusal(e)).ignore *> exit(RefusedExitCode)
     }

@@ -27,8 +27,8 @@ object PasswordVerifier:
     for
       cfg       <- ZIO.service[Settings]
       cores     <- Semaphore.make(Argon2Memory.checksAtOnce.toLong)
-      admission <- OverloadLimiter.make(cfg.limits.maxPasswordChecks)
-      decoy     <- ZIO.attemptBlocking(Hashes.newDummyArgon2id()).orDie
+      admission <- PasswordCheckLimit.make(cfg.limits.maxPasswordChecks)
+      decoy     <- ZIO.attemptBlocking(PasswordHashes.newDummyArgon2id()).orDie
     yield Live(decoy, cores, admission)
   }
 
@@ -37,13 +37,14 @@ object PasswordVerifier:
    * semaphore so a burst of logins queues for a core instead of running hundreds of 19 MiB argon2id computations at
    * once; and before that behind `admission`, which sheds a check at once when `MAX_PASSWORD_CHECKS` are already
    * admitted, so the queue stays short (about four argon2id times with the default). The legacy HMAC check is
-   * microseconds and bounded by neither. `check` is the hashing itself (`Hashes.verify`; tests count its calls).
+   * microseconds and bounded by neither. `check` is the hashing itself (the core's `PasswordHashes.verify`; tests count
+   * its calls).
    */
   final case class Live(
       dummyHash: String,
       limit: Semaphore,
-      admission: OverloadLimiter,
-      check: (String, String) => Verification = Hashes.verify
+      admission: PasswordCheckLimit,
+      check: (String, String) => Verification = PasswordHashes.verify
   ) extends PasswordVerifier:
     def verify(password: String, storedHash: String): IO[ApiError, Verification] =
       (if storedHash.startsWith("$argon2id$") then costly(password, storedHash)

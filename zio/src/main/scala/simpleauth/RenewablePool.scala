@@ -51,16 +51,16 @@ final class RenewablePool(cfg: Settings):
     val props = new java.util.Properties()
     cfg.database.user.foreach(props.setProperty("user", _))
     cfg.database.password.foreach(props.setProperty("password", _))
-    val seconds = math.max(1L, (cfg.acquireTimeoutMs + 999) / 1000).toString
+    val seconds = math.max(1L, (cfg.dbAcquireTimeoutMs + 999) / 1000).toString
     props.setProperty("connectTimeout", seconds)
     props.setProperty("loginTimeout", seconds)
     props.setProperty("socketTimeout", seconds)
-    cfg.database.properties.foreach((k, v) => props.setProperty(k, v)) // the same TLS settings as the pool
+    cfg.database.tls.foreach((k, v) => props.setProperty(k, v)) // the same TLS settings as the pool
     props
 
   private def reachable(): Boolean =
     try
-      val c = java.sql.DriverManager.getDriver(cfg.database.url).connect(cfg.database.url, probeProperties)
+      val c = java.sql.DriverManager.getDriver(cfg.database.jdbcUrl).connect(cfg.database.jdbcUrl, probeProperties)
       try c != null && c.isValid(1)
       finally if c != null then c.close()
     catch case _: SQLException | _: RuntimeException => false
@@ -85,21 +85,31 @@ object RenewablePool:
   /** HikariDataSource after close(): only during shutdown. */
   private def poolClosed(e: SQLException): Boolean = Option(e.getMessage).exists(_.contains("has been closed"))
 
-  def dataSource(cfg: Settings): HikariDataSource =
+  def dataSource(cfg: Settings): HikariDataSource = new HikariDataSource(config(cfg))
+
+  /**
+   * The pool's configuration. Connections are retired by age (`DB_MAX_LIFETIME_SECONDS`: HikariCP closes one that
+   * is older when it is returned or found idle, never in the middle of a query, and opens a new one on demand) and by
+   * idleness (`DB_IDLE_TIMEOUT_SECONDS`); HikariCP retires idle connections only down to `minimumIdle`, so that is 0
+   * (the pool may shrink to none while idle, contract §5) and `DB_POOL_SIZE` is its maximum.
+   */
+  def config(cfg: Settings): HikariConfig =
     val hc = new HikariConfig()
     hc.setPoolName("simple-auth")
-    hc.setJdbcUrl(cfg.database.url)
+    hc.setJdbcUrl(cfg.database.jdbcUrl)
     cfg.database.user.foreach(hc.setUsername)
     cfg.database.password.foreach(hc.setPassword)
-    hc.setMaximumPoolSize(cfg.poolSize)
-    hc.setMinimumIdle(cfg.poolSize)                        // fixed-size pool, as in every stack
-    hc.setConnectionTimeout(math.max(250L, cfg.acquireTimeoutMs)) // Hikari's floor is 250 ms
-    hc.setValidationTimeout(math.max(250L, math.min(1000L, cfg.acquireTimeoutMs)))
+    hc.setMaximumPoolSize(cfg.dbPoolSize)
+    hc.setMinimumIdle(0)
+    hc.setMaxLifetime(cfg.dbMaxLifetimeSeconds * 1000)
+    hc.setIdleTimeout(cfg.dbIdleTimeoutSeconds * 1000)
+    hc.setConnectionTimeout(math.max(250L, cfg.dbAcquireTimeoutMs)) // Hikari's floor is 250 ms
+    hc.setValidationTimeout(math.max(250L, math.min(1000L, cfg.dbAcquireTimeoutMs)))
     hc.setInitializationFailTimeout(-1)                    // start even while the database is down
     hc.setAutoCommit(true)                                 // every statement of §7 is one statement, atomic alone
     hc.addDataSourceProperty("connectTimeout", "5")       // seconds; a dead host must not hang a pool thread forever
     hc.addDataSourceProperty("socketTimeout", "30")
     hc.addDataSourceProperty("tcpKeepAlive", "true")
     hc.addDataSourceProperty("ApplicationName", "simple-auth-zio")
-    cfg.database.properties.foreach((k, v) => hc.addDataSourceProperty(k, v)) // sslmode, sslrootcert, sslfactory
-    new HikariDataSource(hc)
+    cfg.database.tls.foreach((k, v) => hc.addDataSourceProperty(k, v)) // sslmode, sslrootcert, sslfactory
+    hc

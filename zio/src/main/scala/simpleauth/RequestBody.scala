@@ -2,6 +2,8 @@ package simpleauth
 
 import zio.*
 import zio.http.{Header, Request, Response}
+import zio.json.*
+import zio.json.ast.Json
 
 /**
  * Reading request bodies with the contract's 8 KiB limit, and discarding what a request sent but the answer does
@@ -9,6 +11,31 @@ import zio.http.{Header, Request, Response}
  * its next request. Request streaming is on, so Netty never aggregates or rejects a body itself.
  */
 object RequestBody:
+  /** A `POST /token` body of `kind`, read by the core's `TokenRequest` (JSON parsed here, by zio-json). */
+  def tokenRequest(kind: TokenRequest.BodyKind, body: Array[Byte]): Either[RequestError, TokenRequest] =
+    kind match
+      case TokenRequest.BodyKind.Json => jsonMembers(body).flatMap(TokenRequest.fromJson)
+      case TokenRequest.BodyKind.Form => TokenRequest.fromForm(body)
+
+  /** A `POST /revoke` body of `kind`. */
+  def revokeRequest(kind: TokenRequest.BodyKind, body: Array[Byte]): Either[RequestError, RevokeRequest] =
+    kind match
+      case TokenRequest.BodyKind.Json => jsonMembers(body).flatMap(TokenRequest.revokeFromJson)
+      case TokenRequest.BodyKind.Form => TokenRequest.revokeFromForm(body)
+
+  /** The members of a JSON object body, in order and repeats kept (zio-json's AST keeps both). */
+  def jsonMembers(body: Array[Byte]): Either[RequestError, Seq[(String, JsonMember)]] =
+    TokenRequest.utf8(body).flatMap { text =>
+      text.fromJson[Json] match
+        case Left(_) => Left(TokenRequest.NotJson)
+        case Right(obj: Json.Obj) =>
+          Right(obj.fields.map {
+            case (name, Json.Str(value)) => name -> JsonMember.Str(value)
+            case (name, _)               => name -> JsonMember.Other
+          })
+        case Right(_) => Left(TokenRequest.NotAnObject)
+    }
+
   /** Beyond this much body we stop reading and close the connection instead. */
   val DrainCap: Long = 1L << 20
   val DrainTimeout: Duration = 2.seconds

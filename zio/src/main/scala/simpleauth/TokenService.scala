@@ -13,7 +13,7 @@ final case class IssuedTokens(pair: TokenPair, refreshToken: String)
  * → the token pair. The refresh grant: the token's shape → rotation (or reuse detection) → the token pair.
  */
 trait TokenService:
-  /** `address`: the client address (`ClientAddress`), the key of the per-address limit; None if there is none. */
+  /** `address`: the client address (the core's `ClientAddress`), the key of the per-address limit; None if there is none. */
   def issue(request: TokenRequest, address: Option[String]): IO[ApiError, IssuedTokens]
   /** Revokes the family of a well-formed refresh token; anything else is not looked up. */
   def revoke(request: RevokeRequest): IO[ApiError, Unit]
@@ -25,9 +25,9 @@ object TokenService:
   def revoke(request: RevokeRequest): ZIO[TokenService, ApiError, Unit] =
     ZIO.serviceWithZIO[TokenService](_.revoke(request))
 
-  val live: URLayer[UserRepository & SessionRepository & PasswordVerifier & TokenSigner & UnusableHashLog & AddressLimiter & Settings, TokenService] =
+  val live: URLayer[UserRepository & SessionRepository & PasswordVerifier & KeyRing & UnusableHashLog & AddressLimiter & Settings, TokenService] =
     ZLayer.fromFunction {
-      (users: UserRepository, sessions: SessionRepository, verifier: PasswordVerifier, signer: TokenSigner, unusable: UnusableHashLog,
+      (users: UserRepository, sessions: SessionRepository, verifier: PasswordVerifier, signer: KeyRing, unusable: UnusableHashLog,
        addresses: AddressLimiter, cfg: Settings) => Live(users, sessions, verifier, signer, unusable, addresses, cfg.defaultClientId)
     }
 
@@ -35,7 +35,7 @@ object TokenService:
       users: UserRepository,
       sessions: SessionRepository,
       verifier: PasswordVerifier,
-      signer: TokenSigner,
+      signer: KeyRing,
       unusable: UnusableHashLog,
       addresses: AddressLimiter,
       defaultClientId: String
@@ -45,8 +45,8 @@ object TokenService:
     /**
      * Locked to the executor it starts on (ZIO's default one): the lookup and argon2id run on the blocking pool,
      * and a fiber that is not locked stays on the blocking thread once such a call returns (ZIO's rule, see
-     * zio/zio#8368), so the password check and the signing after it ran there, on 15-28 blocking threads on two
-     * cores. Locked, the fiber comes back to the default executor's threads, one per core.
+     * zio/zio#8368), so the password check and the signing after it would run there, on many blocking threads
+     * sharing the cores. Locked, the fiber comes back to the default executor's threads, one per core.
      */
     def issue(request: TokenRequest, address: Option[String]): IO[ApiError, IssuedTokens] =
       onOwnExecutor(request match
@@ -95,8 +95,14 @@ object TokenService:
           verifier.verify(password, u.passwordHash).flatMap {
             case Verification.Match            => ZIO.succeed(u)
             case Verification.Mismatch         => ZIO.fail(ApiError.InvalidGrant)
-            case Verification.Unusable(reason) => unusable.report(u.id, reason) *> ZIO.fail(ApiError.InvalidGrant)
+            case Verification.Unusable(reason) => report(u, reason) *> ZIO.fail(ApiError.InvalidGrant)
           }
+
+    /** An unusable stored hash, in this service's log: WARN at the user's first refused login, DEBUG after. */
+    private def report(user: User, reason: String): UIO[Unit] =
+      ZIO.succeed(unusable.firstReport(user)).flatMap { first =>
+        if first then ZIO.logWarning(UnusableHashLog.warning(user, reason)) else ZIO.logDebug(UnusableHashLog.detail(user, reason))
+      }
 
     /** A new family (its id the tokens' `sid`) with its first refresh token; the username's failures cleared. */
     private def startSession(username: String, user: User, clientId: String): IO[ApiError, IssuedTokens] =
@@ -118,7 +124,7 @@ object TokenService:
             sessions.revokeUsed(presented).orElseFail(unavailable).flatMap { revoked =>
               Metrics.rejected(Metrics.Rejection.RefreshReuse).when(revoked > 0)
             } *> ZIO.fail(ApiError.InvalidRefreshToken)
-          case Some(rotated) if Hashes.unusable(rotated.user.passwordHash).isDefined =>
+          case Some(rotated) if PasswordHashes.isUnusable(rotated.user.passwordHash) =>
             // A disabled (or broken) user: the token was just marked used, so this revokes the family.
             sessions.revokeUsed(presented).orElseFail(unavailable) *> ZIO.fail(ApiError.InvalidRefreshToken)
           case Some(rotated) =>

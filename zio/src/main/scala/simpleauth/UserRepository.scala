@@ -8,6 +8,9 @@ import zio.*
  * The password grant's reads and writes (contract §7, §8): the channel API's `users` row with the username's lock in
  * one round trip, and the failure count in `login_failures` (per lowercased username, for every instance at once).
  */
+/** The password grant's lookup: the user, if any, and the seconds the username's lock has left, if it is locked. */
+final case class LoginLookup(user: Option[User], lockedForSeconds: Option[Long])
+
 trait UserRepository:
   /** The user (None for an unknown username) and, if the username is locked, the seconds its lock has left. */
   def findForLogin(username: String): IO[DatabaseUnavailable, LoginLookup]

@@ -22,7 +22,7 @@ object LimitsSpec extends ZIOSpecDefault:
         argon2idRuns.incrementAndGet()
         entered.incrementAndGet()
         Option(gate.get).foreach(_.await(30, TimeUnit.SECONDS))
-      Hashes.verify(password, stored)
+      PasswordHashes.verify(password, stored)
 
   private val settings = RoutesSpec.testConfig.copy(limits =
     LimitSettings(loginMaxFailures = 3, loginFailureWindowSeconds = 300, loginIpMaxFailures = 2, trustProxyHeaders = true, maxPasswordChecks = 1)
@@ -31,9 +31,9 @@ object LimitsSpec extends ZIOSpecDefault:
   private val checksLayer: ULayer[Checks & PasswordVerifier] = ZLayer.fromZIOEnvironment {
     for
       cores     <- Semaphore.make(4)
-      admission <- OverloadLimiter.make(settings.limits.maxPasswordChecks)
+      admission <- PasswordCheckLimit.make(settings.limits.maxPasswordChecks)
       checks     = Checks()
-      verifier   = PasswordVerifier.Live(Hashes.newDummyArgon2id(), cores, admission, checks.check)
+      verifier   = PasswordVerifier.Live(PasswordHashes.newDummyArgon2id(), cores, admission, checks.check)
     yield ZEnvironment(checks).add[PasswordVerifier](verifier)
   }
 
@@ -157,7 +157,7 @@ object LimitsSpec extends ZIOSpecDefault:
     ZLayer.succeed(settings),
     AddressLimiter.live,
     checksLayer,
-    UnusableHashLog.live,
+    ZLayer.succeed(new UnusableHashLog()),
     RoutesSpec.signerLayer,
     TokenService.live
   ) @@ TestAspect.withLiveClock @@ TestAspect.sequential @@ TestAspect.timeout(120.seconds)

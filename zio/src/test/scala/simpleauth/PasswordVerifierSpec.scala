@@ -22,11 +22,11 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
   val recorded: ULayer[Recorded & PasswordVerifier] = ZLayer.fromZIOEnvironment {
     for
       limit    <- Semaphore.make(2)
-      admitted <- OverloadLimiter.make(8)
+      admitted <- PasswordCheckLimit.make(8)
       calls     = new ConcurrentLinkedQueue[Call]()
-      verifier  = PasswordVerifier.Live(Hashes.newDummyArgon2id(), limit, admitted, (password, stored) => {
+      verifier  = PasswordVerifier.Live(PasswordHashes.newDummyArgon2id(), limit, admitted, (password, stored) => {
                     calls.add(Call(stored, Thread.currentThread().getName))
-                    Hashes.verify(password, stored)
+                    PasswordHashes.verify(password, stored)
                   })
     yield ZEnvironment(Recorded(calls, verifier)).add[PasswordVerifier](verifier)
   }
@@ -82,7 +82,7 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
           warnings  = reports.filter(_.logLevel == LogLevel.Warning)
         yield assertTrue(reports.size == 3, warnings.size == 1, !warnings.head.message().contains("$bcrypt$"))
       }
-    ).provide(recorded, users, RoutesSpec.signerLayer, UnusableHashLog.live, TokenService.live,
+    ).provide(recorded, users, RoutesSpec.signerLayer, ZLayer.succeed(new UnusableHashLog()), TokenService.live,
       ZLayer.succeed(RoutesSpec.testConfig), AddressLimiter.live),
     test("verify of an unusable stored hash pays the decoy argon2id run and is counted once, as unusable (not as dummy)") {
       val unusable = "simpleauth_password_checks_total{result=\"unusable\",scheme=\"unknown\"}"

@@ -10,8 +10,8 @@ import zio.test.*
 /** The pool against a database that is not there (port 1 refuses at once); the recovery is the conformance suite's. */
 object RenewablePoolSpec extends ZIOSpecDefault:
   private val away = RoutesSpec.testConfig.copy(
-    database = JdbcSettings("jdbc:postgresql://127.0.0.1:1/auth", Some("auth"), Some("auth")),
-    acquireTimeoutMs = 2000
+    database = DatabaseSettings("jdbc:postgresql://127.0.0.1:1/auth", Some("auth"), Some("auth")),
+    dbAcquireTimeoutMs = 2000
   )
 
   private def timed[A](f: => A): (Try[A], Long) =
@@ -35,6 +35,17 @@ object RenewablePoolSpec extends ZIOSpecDefault:
           unavailable(third), thirdMs < 1000
         )
       }
+    },
+    test("connections are retired by DB_MAX_LIFETIME_SECONDS and DB_IDLE_TIMEOUT_SECONDS; the pool may shrink to none") {
+      val defaults = RenewablePool.config(away)
+      val set      = RenewablePool.config(away.copy(dbPoolSize = 7, dbMaxLifetimeSeconds = 45, dbIdleTimeoutSeconds = 12))
+      set.validate() // HikariCP's own checks keep the values (it resets ones it finds out of range)
+      assertTrue(
+        defaults.getMaxLifetime == 600_000L, defaults.getIdleTimeout == 300_000L,
+        set.getMaxLifetime == 45_000L, set.getIdleTimeout == 12_000L,
+        // HikariCP retires idle connections only down to minimumIdle.
+        set.getMinimumIdle == 0, set.getMaximumPoolSize == 7
+      )
     },
     test("connection-level failures are 503s, anything else is a 500") {
       assertTrue(

@@ -17,21 +17,23 @@ object RoutesSpec extends ZIOSpecDefault:
   final case class Port(value: Int)
 
   lazy val testConfig = Settings(
-    host = "127.0.0.1", port = 0, database = JdbcSettings("jdbc:postgresql://unused/db", None, None), poolSize = 1,
-    acquireTimeoutMs = 1000, privateKeyPem = Config.Secret(""), publicKeysPem = None, issuer = "http://localhost:8080",
-    audience = "channel-api", tokenTtlSeconds = 600, defaultClientId = "public", logLevel = LogLevel.Info,
+    host = "127.0.0.1", port = 0, database = DatabaseSettings("jdbc:postgresql://unused/db", None, None), dbPoolSize = 1,
+    dbAcquireTimeoutMs = 1000, keySources = KeySources(PrivateKeySource.Inline(Vectors.devKeyPem), None),
+    keys = KeyMaterial(Vectors.devKey, Nil), issuer = "http://localhost:8080",
+    audience = "channel-api", tokenTtlSeconds = 600, defaultClientId = "public", logLevel = "info",
     limits = LimitSettings(loginMaxFailures = 1000, loginIpMaxFailures = 1000)
   )
 
-  val signerLayer: ULayer[TokenSigner] = ZLayer(TokenSigner.make(KeySet(Vectors.devKey, Nil, testConfig.issuer), testConfig))
+  val signerLayer: ULayer[KeyRing] =
+    ZLayer(KeyRing.make(KeySet.from(KeyMaterial(Vectors.devKey, Nil), testConfig.issuer, testConfig.audience, testConfig.tokenTtlSeconds), testConfig))
 
   val serverLayer: ZLayer[Any, Throwable, Port & InMemoryDatabase] =
-    ZLayer.make[Port & InMemoryDatabase & TokenService & DatabaseHealth & TokenSigner & Server](
+    ZLayer.make[Port & InMemoryDatabase & TokenService & DatabaseHealth & KeyRing & Server](
       InMemoryDatabase.layer(),
       ZLayer.succeed(testConfig),
       AddressLimiter.live,
       PasswordVerifier.live,
-      UnusableHashLog.live,
+      ZLayer.succeed(new UnusableHashLog()),
       TokenService.live,
       signerLayer,
       ZLayer.succeed(Main.serverConfig(testConfig)),
@@ -150,7 +152,7 @@ object RoutesSpec extends ZIOSpecDefault:
     },
     test("client_id: the request's (JSON member or form field), else DEFAULT_CLIENT_ID; bad ones are invalid_request") {
       def clientIdOf(r: Reply) =
-        r.json.asObject.flatMap(_.get("access_token")).collect { case Json.Str(t) => TokenSignerSpec.part(t, 1) }.flatMap(_.get("client_id"))
+        r.json.asObject.flatMap(_.get("access_token")).collect { case Json.Str(t) => KeyRingSpec.part(t, 1) }.flatMap(_.get("client_id"))
       for
         none  <- postJson("""{"username":"john@example.com","password":"TopSecret0!"}""")
         json  <- postJson("""{"username":"john@example.com","password":"TopSecret0!","client_id":"my app"}""")
@@ -194,7 +196,7 @@ object RoutesSpec extends ZIOSpecDefault:
     },
     test("refresh grant over HTTP: JSON and form rotate within the session; a reused token gets the refresh invalid_grant bytes and ends it") {
       def str(r: Reply, k: String) = r.json.asObject.flatMap(_.get(k)).collect { case Json.Str(s) => s }.getOrElse("")
-      def claim(r: Reply, k: String) = TokenSignerSpec.part(str(r, "access_token"), 1).get(k)
+      def claim(r: Reply, k: String) = KeyRingSpec.part(str(r, "access_token"), 1).get(k)
       val refused = """{"error":"invalid_grant","error_description":"invalid refresh token"}"""
       for
         login  <- postJson("""{"username":"john@example.com","password":"TopSecret0!","client_id":"my app"}""")

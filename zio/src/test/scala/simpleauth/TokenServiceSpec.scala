@@ -40,7 +40,7 @@ object TokenServiceSpec extends ZIOSpecDefault:
       for
         db       <- ZIO.service[InMemoryDatabase]
         verifier <- ZIO.service[PasswordVerifier]
-        signer   <- ZIO.service[TokenSigner]
+        signer   <- ZIO.service[KeyRing]
         unusable <- ZIO.service[UnusableHashLog]
         limiter  <- ZIO.service[AddressLimiter]
         threads  <- Ref.make(Map.empty[String, String])
@@ -144,7 +144,7 @@ object TokenServiceSpec extends ZIOSpecDefault:
     ZLayer.succeed(RoutesSpec.testConfig),
     AddressLimiter.live,
     PasswordVerifier.live,
-    UnusableHashLog.live,
+    ZLayer.succeed(new UnusableHashLog()),
     RoutesSpec.signerLayer,
     TokenService.live
   ) @@ TestAspect.withLiveClock @@ TestAspect.sequential

@@ -58,7 +58,7 @@ object Vectors:
 
   /** The dev key of a type, loaded as the service loads it. */
   def signingKey(keyType: String): SigningKey =
-    SigningKeys.loadSigningKey(readSpecFile(key(keyType).file)).fold(e => sys.error(e), identity)
+    Keys.parsePrivateKey(readSpecFile(key(keyType).file)).fold(e => sys.error(e.message), identity)
 
   lazy val devKey: SigningKey = signingKey("rsa-2048")
 

@@ -6,7 +6,7 @@ import org.scalatest.wordspec.AnyWordSpec
 import spray.json.*
 
 class SignBenchSpec extends AnyWordSpec with Matchers {
-  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600, Vectors.metrics())
+  private val signer = new TokenSigner(Vectors.devKey, "http://localhost:8080", "channel-api", 600)
 
   "SignBench.measure" should {
     "issue verifiable token pairs on the calling thread for the timed duration" in {
@@ -28,7 +28,7 @@ class SignBenchSpec extends AnyWordSpec with Matchers {
     "measure the service's signer with every key type" in {
       for (k <- Vectors.keys.filter(_.keyType != "rsa-4096")) withClue(k.file) {
         val key = Vectors.signingKey(k.file)
-        val s = Vectors.keySet(Vectors.metrics(), key).signer
+        val s = TestKeys.keySet(TestKeys.metrics(), key).signer
         val r = SignBench.measure(s, SignBench.SampleUser, warmupSeconds = 0.01, seconds = 0.05)
         r.tokenPairs should be > 0L
         Vectors.verifies(r.lastPair.idToken, key) shouldBe true

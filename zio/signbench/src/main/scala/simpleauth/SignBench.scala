@@ -11,8 +11,8 @@ import zio.json.ast.Json
  * benchmark's "crypto share" with the stack's own signer instead of `openssl speed`'s RSA figure.
  *
  * It builds the signer as `Main` does — ACCP installed before the key is parsed, the same `Settings`, the
- * same `TokenSigner.live` — but opens no port and no pool. Then, on the calling thread, it runs the service's
- * `TokenSigner.issue` (access token + ID token with `at_hash`, what POST /token signs, with whatever key type the
+ * same `KeyRing.live` — but opens no port and no pool. Then, on the calling thread, it runs the service's
+ * `KeyRing.issue` (access token + ID token with `at_hash`, what POST /token signs, with whatever key type the
  * settings name: RS256, ES256 or EdDSA) for a fixed user:
  * 2 s untimed warm-up (JIT), then the given seconds timed. Each `issue` effect is run with
  * `Runtime.unsafe.run`, which runs an effect that never suspends (this one does not) to its end on the calling
@@ -55,17 +55,20 @@ object SignBench:
 
   /**
    * What `Main.run` does before it opens the pool and the port: native crypto first (before the key is parsed),
-   * then the settings, then the service's `TokenSigner`. Also gives why ACCP is unavailable, if it is.
+   * then the settings, then the service's `KeyRing`. Also gives why ACCP is unavailable, if it is.
    */
-  val signer: IO[SettingsError, (TokenSigner, Option[String])] =
+  val signer: IO[SettingsError, (KeyRing, Option[String])] = System.envs.orDie.flatMap(signerFrom)
+
+  /** `signer` for the environment `env`. */
+  def signerFrom(env: Map[String, String]): IO[SettingsError, (KeyRing, Option[String])] =
     for
-      noNativeCrypto <- NativeCrypto.install
-      cfg            <- Settings.load
-      signer         <- ZIO.service[TokenSigner].provideLayer(ZLayer.succeed(cfg) >>> TokenSigner.live)
+      noNativeCrypto <- ZIO.succeed(NativeCrypto.install())
+      cfg            <- Main.settingsFrom(env)
+      signer         <- ZIO.service[KeyRing].provideLayer(ZLayer.succeed(cfg) >>> KeyRing.live)
     yield (signer, noNativeCrypto)
 
   /** Issues token pairs on the calling thread: `warmupSeconds` untimed, then `seconds` timed. */
-  def measure(signer: TokenSigner, user: User, warmupSeconds: Double, seconds: Double): Result =
+  def measure(signer: KeyRing, user: User, warmupSeconds: Double, seconds: Double): Result =
     val threads = ManagementFactory.getThreadMXBean
     if !threads.isCurrentThreadCpuTimeSupported then throw new UnsupportedOperationException("this JVM cannot measure a thread's CPU time")
     if !threads.isThreadCpuTimeEnabled then threads.setThreadCpuTimeEnabled(true)
@@ -103,14 +106,14 @@ object SignBench:
       case Right(seconds) =>
         Unsafe.unsafe(implicit unsafe => Runtime.default.unsafe.run(signer.either).getOrThrowFiberFailure()) match
           case Left(refused) =>
-            java.lang.System.err.println(refused.line)
+            java.lang.System.err.println(Main.refusal(refused))
             2
           case Right((signer, noNativeCrypto)) =>
             noNativeCrypto.foreach(why => java.lang.System.err.println(s"signbench: native crypto provider unavailable, signing with the JDK's providers: $why"))
-            val key = Unsafe.unsafe(implicit unsafe => Runtime.default.unsafe.run(signer.keys).getOrThrowFiberFailure()).signing
-            java.lang.System.err.println(s"signbench: kid=${key.kid} alg=${key.alg} signer=${key.provider}")
+            val keys = Unsafe.unsafe(implicit unsafe => Runtime.default.unsafe.run(signer.keys).getOrThrowFiberFailure())
+            java.lang.System.err.println(s"signbench: kid=${keys.signing.kid} alg=${keys.signing.algorithm.name} signer=${keys.signer.provider}")
             val result = measure(signer, sampleUser, WarmupSeconds, seconds)
-            stdout.println(result.json(key.provider))
+            stdout.println(result.json(keys.signer.provider))
             stdout.flush()
             0
     java.lang.System.exit(code)
