@@ -8,18 +8,13 @@ use std::time::Instant;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web;
 use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, guard};
-use serde::Serialize;
+use simple_auth_core::api_error::{ALLOW_GET, ALLOW_POST, ApiError};
+use simple_auth_core::app_state::AppState;
+use simple_auth_core::client_address::{FLY_CLIENT_IP, X_FORWARDED_FOR};
+use simple_auth_core::metrics;
+use simple_auth_core::token_request::{BodyKind, MAX_BODY_BYTES, RevokeRequest, TokenRequest, announced_too_large};
 
-use crate::app_state::AppState;
-use crate::errors::ApiError;
-use crate::metrics;
-use crate::refresh_token::RefreshToken;
-use crate::token_request::{RevokeRequest, TokenRequest};
-use crate::token_service::IssuedTokens;
-use crate::token_signer::TokenPair;
-
-/// Largest accepted request body, in bytes (exactly this much is accepted).
-pub const MAX_BODY_BYTES: usize = 8192;
+use crate::http_error::HttpError;
 
 /// Registers every route, and the JSON 404/405 answers for everything else.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -30,11 +25,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(read_only("/health", health))
         .service(read_only("/health/live", live))
         .service(read_only("/metrics", metrics_text))
-        .default_service(web::to(|| async { Err::<HttpResponse, _>(ApiError::NotFound) }));
+        .default_service(web::to(|| async { Err::<HttpResponse, _>(HttpError(ApiError::NotFound)) }));
 }
-
-/// The `Allow` value of the read-only endpoints.
-pub const ALLOW_GET: &str = "GET, HEAD";
 
 /// A GET endpoint: HEAD runs the same handler (actix's codec sends the
 /// headers without the body); any other method is the contract's 405.
@@ -46,38 +38,38 @@ where
 {
     web::resource(path)
         .route(web::route().guard(guard::Any(guard::Get()).or(guard::Head())).to(handler))
-        .default_service(web::to(|| async { Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow: ALLOW_GET }) }))
+        .default_service(web::to(|| async {
+            Err::<HttpResponse, _>(HttpError(ApiError::MethodNotAllowed { allow: ALLOW_GET }))
+        }))
 }
 
-async fn post_only() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotAllowed { allow: "POST" })
+async fn post_only() -> Result<HttpResponse, HttpError> {
+    Err(HttpError(ApiError::MethodNotAllowed { allow: ALLOW_POST }))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BodyKind {
-    Json,
-    Form,
+/// A header's value if it is visible ASCII.
+fn text(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 /// `POST /token`, counted and timed whatever its answer.
-async fn token(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+async fn token(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> Result<HttpResponse, HttpError> {
     let started = Instant::now();
     let result = issue_token(req, payload, &state).await;
-    state.metrics.token_request(result.as_ref().map(|_| ()), started.elapsed());
+    let (status, error) = match &result {
+        Ok(_) => (200, "none"),
+        Err(HttpError(err)) => (err.status(), err.code()),
+    };
+    state.metrics.token_request(status, error, started.elapsed());
     result
 }
 
 /// Checks in the order of spec/README.md: Content-Type (415), size (413),
 /// parse and validate (400), then the grant (limits, database, signing).
-async fn issue_token(req: HttpRequest, payload: web::Payload, state: &AppState) -> Result<HttpResponse, ApiError> {
+async fn issue_token(req: HttpRequest, payload: web::Payload, state: &AppState) -> Result<HttpResponse, HttpError> {
     let (kind, body) = read_body(&req, payload).await?;
-    let request = match kind {
-        BodyKind::Json => TokenRequest::from_json(&body)?,
-        BodyKind::Form => TokenRequest::from_form(&body)?,
-    };
-    let address = state.client_address.of(&req);
-    let issued = state.tokens.issue(request, address).await?;
-    let body = serde_json::to_vec(&TokenResponse::from(&issued)).map_err(|_| ApiError::Internal)?;
+    let request = TokenRequest::parse(kind, &body)?;
+    let body = state.tokens.issue(request, client_address(&req, state)).await?.body()?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
@@ -88,12 +80,13 @@ async fn issue_token(req: HttpRequest, payload: web::Payload, state: &AppState) 
 /// `POST /revoke` (RFC 7009): 200 with an empty body whatever the token was;
 /// the same 415 / 413 / 400 as `/token` before, 503 when the database cannot
 /// be asked.
-async fn revoke(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+async fn revoke(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, HttpError> {
     let (kind, body) = read_body(&req, payload).await?;
-    let request = match kind {
-        BodyKind::Json => RevokeRequest::from_json(&body)?,
-        BodyKind::Form => RevokeRequest::from_form(&body)?,
-    };
+    let request = RevokeRequest::parse(kind, &body)?;
     state.tokens.revoke(request).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
@@ -104,13 +97,8 @@ async fn revoke(req: HttpRequest, payload: web::Payload, state: web::Data<AppSta
 /// The media type (415), then the body read by hand with the 8192-byte
 /// limit (413), announced or chunked.
 async fn read_body(req: &HttpRequest, payload: web::Payload) -> Result<(BodyKind, web::Bytes), ApiError> {
-    let kind = body_kind(req)?;
-    let announced = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if announced.is_some_and(|len| len > MAX_BODY_BYTES as u64) {
+    let kind = BodyKind::of(text(req, header::CONTENT_TYPE))?;
+    if announced_too_large(text(req, header::CONTENT_LENGTH)) {
         return Err(ApiError::PayloadTooLarge);
     }
     // Read by hand with a limit, so a chunked body is held to it as well.
@@ -121,32 +109,16 @@ async fn read_body(req: &HttpRequest, payload: web::Payload) -> Result<(BodyKind
     }
 }
 
-/// The success body of `POST /token`: exactly the contract's five members.
-#[derive(Debug, Serialize)]
-pub struct TokenResponse<'a> {
-    pub access_token: &'a str,
-    pub id_token: &'a str,
-    pub token_type: &'static str,
-    pub expires_in: u64,
-    pub refresh_token: &'a str,
-}
-
-impl<'a> TokenResponse<'a> {
-    pub fn new(pair: &'a TokenPair, refresh_token: &'a RefreshToken) -> Self {
-        TokenResponse {
-            access_token: &pair.access_token,
-            id_token: &pair.id_token,
-            token_type: "Bearer",
-            expires_in: pair.expires_in,
-            refresh_token: refresh_token.as_str(),
-        }
-    }
-}
-
-impl<'a> From<&'a IssuedTokens> for TokenResponse<'a> {
-    fn from(issued: &'a IssuedTokens) -> Self {
-        TokenResponse::new(&issued.pair, &issued.refresh_token)
-    }
+/// The client address of contract §8 (`ClientAddress`). actix's
+/// `ConnectionInfo::realip_remote_addr` is not used: it believes `Forwarded`
+/// and the first `X-Forwarded-For` entry whatever the setting, which a client
+/// can write.
+fn client_address(req: &HttpRequest, state: &AppState) -> Option<std::net::IpAddr> {
+    state.client_address.resolve(
+        req.peer_addr().map(|peer| peer.ip()),
+        || text(req, FLY_CLIENT_IP),
+        || req.headers().get_all(X_FORWARDED_FOR).last().and_then(|v| v.to_str().ok()),
+    )
 }
 
 /// The JWK set of the keys in service (built when they were loaded).
@@ -193,18 +165,4 @@ async fn health(state: web::Data<AppState>) -> HttpResponse {
         .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
         .body(body)
-}
-
-/// The media type, case-insensitive, parameters such as `charset` allowed.
-fn body_kind(req: &HttpRequest) -> Result<BodyKind, ApiError> {
-    let value =
-        req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).ok_or(ApiError::UnsupportedMediaType)?;
-    let media_type = value.split(';').next().unwrap_or("").trim();
-    if media_type.eq_ignore_ascii_case("application/json") {
-        Ok(BodyKind::Json)
-    } else if media_type.eq_ignore_ascii_case("application/x-www-form-urlencoded") {
-        Ok(BodyKind::Form)
-    } else {
-        Err(ApiError::UnsupportedMediaType)
-    }
 }

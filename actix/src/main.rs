@@ -1,22 +1,18 @@
 //! The service: settings, logging, the server, signals, exit codes.
 
-use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::thread::available_parallelism;
 
 use actix_web::{App, HttpServer, web};
 use deadpool_postgres::Pool;
-use simple_auth_actix::app_state::AppState;
-use simple_auth_actix::key_set::{KeySet, Keys};
-use simple_auth_actix::metrics::Metrics;
-use simple_auth_actix::pool::create_pool;
-use simple_auth_actix::settings::Settings;
-use simple_auth_actix::{EXIT_REFUSED, STACK, VERSION, handlers, parsed_key_provider};
-use tracing::Level;
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
+use simple_auth_actix::{STACK, VERSION, handlers};
+use simple_auth_core::app_state::AppState;
+use simple_auth_core::key_set::{self, KeySet, Keys};
+use simple_auth_core::metrics::Metrics;
+use simple_auth_core::pool::create_pool;
+use simple_auth_core::settings::Settings;
+use simple_auth_core::{EXIT_REFUSED, logging, parsed_key_provider};
 
 /// Workers get this long to finish in-flight requests after SIGTERM/SIGINT.
 const SHUTDOWN_TIMEOUT_SECS: u64 = 10;
@@ -41,33 +37,23 @@ async fn serve() -> ExitCode {
     };
     let result = server.await;
     pool.close();
-    match result {
-        Ok(()) => {
-            tracing::info!("{STACK} stopped");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{STACK}: server error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    logging::exit_code(STACK, result)
 }
 
 /// Everything that may refuse the start: settings, keys, TLS files, the port.
 fn start() -> Result<(actix_web::dev::Server, Pool), String> {
     let settings = Settings::from_env().map_err(|e| e.to_string())?;
-    init_logging(settings.log_level);
+    // The framework's own info lines (workers, signals) are held to warn
+    // unless debugging.
+    logging::init_logging(settings.log_level, &["actix_server", "actix_http", "actix_web"]);
     parsed_key_provider::seed_random_in_background();
 
     let keys = KeySet::load(&settings).map_err(|e| e.to_string())?;
-    let kid = keys.signer.kid().to_owned();
-    let alg = keys.signer.alg();
-    let published = keys.published;
-    let key_bits = keys.signer.rsa_bits().map(|bits| format!(" key_bits={bits}")).unwrap_or_default();
+    let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let listening = logging::listening_line(STACK, VERSION, &settings, cores, &keys);
     let keys = Arc::new(Keys::new(keys));
 
-    let pool = create_pool(&settings).map_err(|e| e.to_string())?;
-    let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let pool = create_pool(&settings, STACK).map_err(|e| e.to_string())?;
     let metrics = Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
     let reloads = metrics.key_reloads();
     let state = web::Data::new(AppState::new(pool.clone(), Arc::clone(&keys), &settings, metrics, cores));
@@ -84,41 +70,10 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
 
     // Installed before the server runs: from here on SIGHUP reloads the keys
     // instead of ending the process (its default action).
-    reload_keys_on_sighup(keys, settings.clone(), reloads)?;
+    key_set::reload_on_sighup(keys, settings.clone(), reloads)?;
 
-    tracing::info!(
-        "{STACK} {VERSION} listening on {}:{} workers={cores} db_pool_size={} max_password_checks={} kid={kid} alg={alg:?} issuer={} audience={} published_keys={published}{key_bits}",
-        settings.host,
-        settings.port,
-        settings.pool_size,
-        settings.max_password_checks,
-        settings.issuer,
-        settings.audience,
-    );
+    tracing::info!("{listening}");
     Ok((server.run(), pool))
-}
-
-/// On each SIGHUP, the signing key and JWT_PUBLIC_KEYS_FILE are read again
-/// (off the workers, on the blocking pool) and swapped in if they are good
-/// (`Keys::reload` logs and counts either outcome). Nothing here stops the
-/// process.
-fn reload_keys_on_sighup(
-    keys: Arc<Keys>,
-    settings: Settings,
-    reloads: simple_auth_actix::metrics::KeyReloads,
-) -> Result<(), String> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot install the SIGHUP handler: {e}"))?;
-    let settings = Arc::new(settings);
-    actix_web::rt::spawn(async move {
-        while hangup.recv().await.is_some() {
-            let (keys, settings, reloads) = (Arc::clone(&keys), Arc::clone(&settings), reloads.clone());
-            if let Err(e) = web::block(move || keys.reload(&settings, &reloads).is_ok()).await {
-                tracing::error!("key reload task failed: {e}");
-            }
-        }
-    });
-    Ok(())
 }
 
 /// SIGTERM and SIGINT both stop gracefully: stop accepting, let in-flight
@@ -135,22 +90,4 @@ async fn shutdown_signal() {
         _ = int.recv() => "SIGINT",
     };
     tracing::info!("{name} received; finishing in-flight requests");
-}
-
-fn init_logging(level: Level) {
-    // actix-server announces workers and signals at info; keep the one
-    // start-up line ours unless debugging.
-    let framework = if level >= Level::DEBUG { level } else { Level::WARN.min(level) };
-    let filter = Targets::new()
-        .with_default(level)
-        .with_target("actix_server", framework)
-        .with_target("actix_http", framework)
-        .with_target("actix_web", framework)
-        // deadpool-postgres warns once per dropped connection; DatabaseOutage
-        // already logs an outage once, with its cause.
-        .with_target("deadpool.postgres", if level >= Level::DEBUG { level } else { Level::ERROR });
-    let _ = tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()).with_target(false))
-        .with(filter)
-        .try_init();
 }

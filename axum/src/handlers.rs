@@ -10,16 +10,12 @@ use axum::http::StatusCode;
 use axum::http::header::{self, HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use simple_auth_core::metrics;
+use simple_auth_core::token_request::{RevokeRequest, TokenRequest};
 
-use crate::app_state::SharedState;
-use crate::client_address::ClientIp;
-use crate::errors::{ApiError, ErrorCode};
-use crate::metrics;
-use crate::refresh_token::RefreshToken;
-use crate::token_request::{RevokeRequest, TokenRequest};
-use crate::token_service::IssuedTokens;
-use crate::token_signer::TokenPair;
+use crate::SharedState;
+use crate::extractors::{ClientIp, Parsed};
+use crate::http_error::{ErrorCode, HttpError};
 
 /// `Content-Type: application/json`.
 fn json() -> [(HeaderName, HeaderValue); 1] {
@@ -46,59 +42,33 @@ fn no_store() -> [(HeaderName, HeaderValue); 2] {
 pub async fn token(
     State(state): State<SharedState>,
     ClientIp(address): ClientIp,
-    request: TokenRequest,
-) -> Result<Response, ApiError> {
-    let issued = state.tokens.issue(request, address).await?;
-    let body = serde_json::to_vec(&TokenResponse::from(&issued)).map_err(|_| ApiError::Internal)?;
+    Parsed(request): Parsed<TokenRequest>,
+) -> Result<Response, HttpError> {
+    let body = state.tokens.issue(request, address).await?.body()?;
     Ok((json(), no_store(), body).into_response())
 }
 
 /// Counts and times every answer of `POST /token` (a `route_layer` on the
 /// POST route only: a 405 is not a token request): the status and the OAuth
-/// error code `ApiError` left in the response's extensions, `none` for a 200.
+/// error code `HttpError` left in the response's extensions, `none` for a 200.
 /// The extractors run inside it, so a 415, 413 or 400 is counted too.
 pub async fn count_token_request(State(state): State<SharedState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let response = next.run(request).await;
     let error = response.extensions().get::<ErrorCode>().map_or("none", |ErrorCode(code)| code);
-    state.metrics.token_request(response.status(), error, started.elapsed());
+    state.metrics.token_request(response.status().as_u16(), error, started.elapsed());
     response
 }
 
 /// `POST /revoke` (RFC 7009): 200 with an empty body whatever the token was;
 /// the same 415 / 413 / 400 as `/token` before, 503 when the database cannot
 /// be asked.
-pub async fn revoke(State(state): State<SharedState>, request: RevokeRequest) -> Result<Response, ApiError> {
+pub async fn revoke(
+    State(state): State<SharedState>,
+    Parsed(request): Parsed<RevokeRequest>,
+) -> Result<Response, HttpError> {
     state.tokens.revoke(request).await?;
     Ok(no_store().into_response())
-}
-
-/// The success body of `POST /token`: exactly the contract's five members.
-#[derive(Debug, Serialize)]
-pub struct TokenResponse<'a> {
-    pub access_token: &'a str,
-    pub id_token: &'a str,
-    pub token_type: &'static str,
-    pub expires_in: u64,
-    pub refresh_token: &'a str,
-}
-
-impl<'a> TokenResponse<'a> {
-    pub fn new(pair: &'a TokenPair, refresh_token: &'a RefreshToken) -> Self {
-        TokenResponse {
-            access_token: &pair.access_token,
-            id_token: &pair.id_token,
-            token_type: "Bearer",
-            expires_in: pair.expires_in,
-            refresh_token: refresh_token.as_str(),
-        }
-    }
-}
-
-impl<'a> From<&'a IssuedTokens> for TokenResponse<'a> {
-    fn from(issued: &'a IssuedTokens) -> Self {
-        TokenResponse::new(&issued.pair, &issued.refresh_token)
-    }
 }
 
 /// The JWK set of the keys in service (serialised when they were loaded).

@@ -1,7 +1,6 @@
 //! The service: settings, logging, the tokio runtime, `axum::serve`, signals,
 //! exit codes.
 
-use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,19 +9,16 @@ use std::time::Duration;
 
 use axum::serve::ListenerExt as _;
 use deadpool_postgres::Pool;
-use simple_auth_axum::app_state::AppState;
-use simple_auth_axum::key_set::{KeySet, Keys};
-use simple_auth_axum::metrics::{KeyReloads, Metrics};
-use simple_auth_axum::pool::create_pool;
-use simple_auth_axum::settings::Settings;
-use simple_auth_axum::{EXIT_REFUSED, STACK, VERSION, parsed_key_provider, routes};
+use simple_auth_axum::{STACK, VERSION, routes};
+use simple_auth_core::app_state::AppState;
+use simple_auth_core::key_set::{self, KeySet, Keys};
+use simple_auth_core::metrics::Metrics;
+use simple_auth_core::pool::create_pool;
+use simple_auth_core::settings::Settings;
+use simple_auth_core::{EXIT_REFUSED, logging, parsed_key_provider};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::Notify;
-use tracing::Level;
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// In-flight requests get this long to finish after SIGTERM/SIGINT.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -39,7 +35,9 @@ fn main() -> ExitCode {
         Ok(settings) => settings,
         Err(e) => return refused(e),
     };
-    init_logging(settings.log_level);
+    // The framework's own info lines (workers, signals) are held to warn
+    // unless debugging.
+    logging::init_logging(settings.log_level, &["hyper", "hyper_util", "axum", "tower_http"]);
     parsed_key_provider::seed_random_in_background();
 
     // One runtime worker per core: the work is CPU-bound (signatures,
@@ -96,28 +94,16 @@ async fn serve(settings: Settings, cores: usize) -> ExitCode {
         () = drain_deadline(stopping) => Ok(()),
     };
     pool.close();
-    match result {
-        Ok(()) => {
-            tracing::info!("{STACK} stopped");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("{STACK}: server error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    logging::exit_code(STACK, result)
 }
 
 /// Everything that may refuse the start: keys, TLS files, the port, signals.
 async fn start(settings: &Settings, cores: usize) -> Result<Started, String> {
     let keys = KeySet::load(settings).map_err(|e| e.to_string())?;
-    let kid = keys.signer.kid().to_owned();
-    let alg = keys.signer.alg();
-    let published = keys.published;
-    let key_bits = keys.signer.rsa_bits().map(|bits| format!(" key_bits={bits}")).unwrap_or_default();
+    let listening = logging::listening_line(STACK, VERSION, settings, cores, &keys);
     let keys = Arc::new(Keys::new(keys));
 
-    let pool = create_pool(settings).map_err(|e| e.to_string())?;
+    let pool = create_pool(settings, STACK).map_err(|e| e.to_string())?;
     let metrics = Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
     let reloads = metrics.key_reloads();
     let state = Arc::new(AppState::new(pool.clone(), Arc::clone(&keys), settings, metrics, cores));
@@ -129,36 +115,10 @@ async fn start(settings: &Settings, cores: usize) -> Result<Started, String> {
     // it gracefully and SIGHUP reloads the keys instead of ending the process
     // (their default actions).
     let stop = StopSignals::install()?;
-    reload_keys_on_sighup(keys, settings.clone(), reloads)?;
+    key_set::reload_on_sighup(keys, settings.clone(), reloads)?;
 
-    tracing::info!(
-        "{STACK} {VERSION} listening on {}:{} workers={cores} db_pool_size={} max_password_checks={} kid={kid} alg={alg:?} issuer={} audience={} published_keys={published}{key_bits}",
-        settings.host,
-        settings.port,
-        settings.pool_size,
-        settings.max_password_checks,
-        settings.issuer,
-        settings.audience,
-    );
+    tracing::info!("{listening}");
     Ok(Started { listener, state, pool, stop })
-}
-
-/// On each SIGHUP, the signing key and JWT_PUBLIC_KEYS_FILE are read again
-/// (on the blocking pool: file reads and key parsing) and swapped in if they
-/// are good (`Keys::reload` logs and counts either outcome). Nothing here
-/// stops the process.
-fn reload_keys_on_sighup(keys: Arc<Keys>, settings: Settings, reloads: KeyReloads) -> Result<(), String> {
-    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot install the SIGHUP handler: {e}"))?;
-    let settings = Arc::new(settings);
-    tokio::spawn(async move {
-        while hangup.recv().await.is_some() {
-            let (keys, settings, reloads) = (Arc::clone(&keys), Arc::clone(&settings), reloads.clone());
-            if let Err(e) = tokio::task::spawn_blocking(move || keys.reload(&settings, &reloads).is_ok()).await {
-                tracing::error!("key reload task failed: {e}");
-            }
-        }
-    });
-    Ok(())
 }
 
 /// SIGTERM and SIGINT, both a graceful stop.
@@ -196,23 +156,4 @@ async fn drain_deadline(stopping: Arc<Notify>) {
     stopping.notified().await;
     tokio::time::sleep(SHUTDOWN_TIMEOUT).await;
     tracing::warn!("requests still in flight after {SHUTDOWN_TIMEOUT:?}; stopping without them");
-}
-
-fn init_logging(level: Level) {
-    // hyper and axum say little above debug; keep their chatter out unless
-    // debugging.
-    let framework = if level >= Level::DEBUG { level } else { Level::WARN.min(level) };
-    let filter = Targets::new()
-        .with_default(level)
-        .with_target("hyper", framework)
-        .with_target("hyper_util", framework)
-        .with_target("axum", framework)
-        .with_target("tower_http", framework)
-        // deadpool-postgres warns once per dropped connection; DatabaseOutage
-        // already logs an outage once, with its cause.
-        .with_target("deadpool.postgres", if level >= Level::DEBUG { level } else { Level::ERROR });
-    let _ = tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_ansi(std::io::stdout().is_terminal()).with_target(false))
-        .with(filter)
-        .try_init();
 }

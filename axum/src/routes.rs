@@ -10,7 +10,7 @@
 //! - Any other path is the router's fallback: 404 `{"error":"not_found"}`.
 //!   axum matches paths exactly: `/token/` is another path, so a 404.
 //! - `DefaultBodyLimit::max(8192)` is the limit the body extractors
-//!   (`token_request::RequestBody`) read within; `CatchPanicLayer` turns a
+//!   (`extractors::RequestBody`) read within; `CatchPanicLayer` turns a
 //!   panic in a handler into the contract's 500 `server_error` instead of a
 //!   dropped connection.
 
@@ -24,10 +24,12 @@ use axum::routing::{get, post};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 
-use crate::app_state::SharedState;
-use crate::errors::{self, ApiError};
+use simple_auth_core::api_error::ApiError;
+use simple_auth_core::token_request::MAX_BODY_BYTES;
+
+use crate::SharedState;
 use crate::handlers;
-use crate::token_request::MAX_BODY_BYTES;
+use crate::http_error::{self as errors, HttpError};
 
 pub fn router(state: SharedState) -> Router {
     let token = post(handlers::token)
@@ -54,7 +56,7 @@ pub fn router(state: SharedState) -> Router {
 /// stderr through the default hook).
 fn panic_response(_panic: Box<dyn Any + Send + 'static>) -> Response {
     tracing::error!("a request handler panicked; answered 500");
-    ApiError::Internal.into_response()
+    HttpError(ApiError::Internal).into_response()
 }
 
 #[cfg(test)]

@@ -16,30 +16,13 @@ use axum::http::{Method, Request, StatusCode};
 use serde_json::Value;
 use tower::ServiceExt as _;
 
-use crate::app_state::{AppState, SharedState};
-use crate::errors::ApiError;
-use crate::handlers::TokenResponse;
-use crate::key_set::{KeySet, Keys};
-use crate::metrics::Metrics;
-use crate::pool::create_pool;
-use crate::refresh_token::RefreshToken;
-use crate::routes;
-use crate::settings::Settings;
-use crate::test_vectors::dev_key_pem;
-use crate::token_signer::{TokenPair, TokenSigner};
+use simple_auth_core::test_support::{
+    self, ADDRESS_LOCK_METRIC_LINES, BAD_CLIENT_ID_JSON, INVALID_REFRESH_TOKEN, METHODS, READ_ONLY_PATHS,
+    REFRESH_TOKEN, REVOKE_REFUSED, REVOKE_WITHOUT_A_LOOKUP, UNSUPPORTED_CONTENT_TYPES, assert_lines, json_refresh,
+};
+use simple_auth_core::test_vectors;
 
-const ISSUER: &str = "http://localhost:8080";
-
-const INVALID_GRANT: &[u8] = br#"{"error":"invalid_grant","error_description":"invalid username or password"}"#;
-
-const INVALID_REFRESH_TOKEN: &[u8] = br#"{"error":"invalid_grant","error_description":"invalid refresh token"}"#;
-
-/// A well-formed refresh token (spec/vectors.json).
-const REFRESH_TOKEN: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
-
-const METHODS: [&str; 10] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO", "QUERY"];
-const READ_ONLY_PATHS: [&str; 5] =
-    ["/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics"];
+use crate::{STACK, SharedState, routes};
 
 fn state() -> SharedState {
     state_with(&[])
@@ -47,20 +30,7 @@ fn state() -> SharedState {
 
 /// The test state with `extra` settings; the database is never reachable.
 fn state_with(extra: &[(&str, &str)]) -> SharedState {
-    let extra: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let settings = Settings::from_lookup(|name| match name {
-        // Port 1 on loopback: nothing listens, connecting fails at once.
-        "DATABASE_URL" => Some("postgres://auth:auth@127.0.0.1:1/auth".into()),
-        "JWT_PRIVATE_KEY" => Some("unused here".into()),
-        "DB_ACQUIRE_TIMEOUT_MS" => Some("300".into()),
-        _ => extra.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
-    })
-    .expect("settings");
-    let pool = create_pool(&settings).expect("pool");
-    let signer =
-        TokenSigner::from_pem(&dev_key_pem("rsa-2048"), ISSUER.into(), "channel-api".into(), 600).expect("dev key");
-    let keys = Arc::new(Keys::new(KeySet::new(signer, &[], ISSUER)));
-    Arc::new(AppState::new(pool, keys, &settings, Metrics::new().expect("metrics"), 2))
+    Arc::new(test_support::app_state(extra, STACK))
 }
 
 type Answer = (StatusCode, HeaderMap, Vec<u8>);
@@ -117,21 +87,11 @@ fn from_peer(mut req: Request<Body>, peer: &str) -> Request<Body> {
     req
 }
 
-fn json_refresh(token: &str) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({"grant_type": "refresh_token", "refresh_token": token})).expect("json")
-}
-
 async fn metrics_text(app: &Router) -> String {
     let (status, headers, body) = call_app(app.clone(), request("GET", "/metrics")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(header(&headers, header::CONTENT_TYPE), Some("text/plain; version=0.0.4; charset=utf-8"));
     String::from_utf8(body).expect("utf-8")
-}
-
-fn assert_lines(text: &str, lines: &[&str]) {
-    for line in lines {
-        assert!(text.lines().any(|l| l == *line), "missing {line:?} in\n{text}");
-    }
 }
 
 #[tokio::test]
@@ -161,17 +121,7 @@ async fn unknown_paths_are_404_for_every_method() {
 
 #[tokio::test]
 async fn wrong_methods_are_405_with_allow() {
-    let mut cases = Vec::new();
-    for method in METHODS.iter().filter(|m| **m != "POST") {
-        cases.push((*method, "/token", "POST"));
-        cases.push((*method, "/revoke", "POST"));
-    }
-    for path in READ_ONLY_PATHS {
-        for method in METHODS.iter().filter(|m| !matches!(**m, "GET" | "HEAD")) {
-            cases.push((*method, path, "GET, HEAD"));
-        }
-    }
-    for (method, path, allow) in cases {
+    for (method, path, allow) in test_support::wrong_method_cases() {
         let req = Request::builder()
             .method(method)
             .uri(path)
@@ -237,23 +187,7 @@ async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
             "simpleauth_db_pool_pending 0",
         ],
     );
-    let families: std::collections::BTreeSet<&str> =
-        text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|l| l.split(' ').next()).collect();
-    let expected: std::collections::BTreeSet<&str> = [
-        "simpleauth_token_requests_total",
-        "simpleauth_token_request_duration_seconds",
-        "simpleauth_password_checks_total",
-        "simpleauth_token_signing_duration_seconds",
-        "simpleauth_db_pool_connections",
-        "simpleauth_db_pool_pending",
-        "simpleauth_db_pool_max",
-        "simpleauth_key_reloads_total",
-        "simpleauth_rejections_total",
-    ]
-    .into();
-    assert_eq!(families, expected);
-    // No password was checked: the database never answered.
-    assert!(text.lines().filter(|l| l.starts_with("simpleauth_password_checks_total{")).all(|l| l.ends_with(" 0")));
+    test_support::assert_metric_families(&text);
 }
 
 #[tokio::test]
@@ -283,9 +217,7 @@ async fn jwks_is_served_with_cache_headers() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(header(&headers, header::CACHE_CONTROL), Some("public, max-age=300"));
     assert_eq!(header(&headers, header::CONTENT_TYPE), Some("application/json"));
-    let jwks: Value = serde_json::from_slice(&body).expect("json");
-    let expected = crate::test_vectors::key_entry("rsa-2048")["jwk"].clone();
-    assert_eq!(jwks, serde_json::json!({ "keys": [expected] }));
+    test_support::assert_jwks(&body);
 }
 
 #[tokio::test]
@@ -294,26 +226,13 @@ async fn discovery_is_served_with_cache_headers() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(header(&headers, header::CACHE_CONTROL), Some("public, max-age=300"));
     assert_eq!(header(&headers, header::CONTENT_TYPE), Some("application/json"));
-    let doc: Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(doc["issuer"], ISSUER);
-    assert_eq!(doc["token_endpoint"], format!("{ISSUER}/token"));
-    assert_eq!(doc["jwks_uri"], format!("{ISSUER}/.well-known/jwks.json"));
-    assert_eq!(doc["id_token_signing_alg_values_supported"], serde_json::json!(["RS256"]));
-    assert_eq!(doc["grant_types_supported"], serde_json::json!(["password", "refresh_token"]));
-    assert_eq!(doc["revocation_endpoint"], format!("{ISSUER}/revoke"));
-    assert_eq!(doc["revocation_endpoint_auth_methods_supported"], serde_json::json!(["none"]));
-    assert_eq!(doc.as_object().map(|o| o.len()), Some(11));
+    test_support::assert_discovery(&body);
 }
 
 #[tokio::test]
 async fn a_bad_client_id_is_400_before_the_database_is_asked() {
     // The database is down here: a request that got past the checks would be a 503.
-    for body in [
-        &br#"{"username":"a@b","password":"x","client_id":null}"#[..],
-        br#"{"username":"a@b","password":"x","client_id":7}"#,
-        br#"{"username":"a@b","password":"x","client_id":""}"#,
-        br#"{"username":"a@b","password":"x","client_id":"caf\u00e9"}"#,
-    ] {
+    for body in BAD_CLIENT_ID_JSON {
         assert_error(&call(post_token(Some("application/json"), body.to_vec())).await, 400, "invalid_request");
     }
     let long = format!("grant_type=password&username=a&password=b&client_id={}", "c".repeat(129));
@@ -331,13 +250,7 @@ async fn a_bad_client_id_is_400_before_the_database_is_asked() {
 
 #[tokio::test]
 async fn content_type_is_checked_first() {
-    for ct in [
-        None,
-        Some("text/plain"),
-        Some("application/jsonx"),
-        Some("application"),
-        Some("multipart/form-data; boundary=x"),
-    ] {
+    for ct in UNSUPPORTED_CONTENT_TYPES {
         assert_error(&call(post_token(ct, "{}")).await, 415, "invalid_request");
         // Even before the size.
         assert_error(&call(post_token(ct, vec![b' '; 9000])).await, 415, "invalid_request");
@@ -385,27 +298,9 @@ async fn database_down_is_503_with_retry_after() {
 }
 
 #[tokio::test]
-async fn invalid_grant_bytes_are_fixed() {
-    use axum::response::IntoResponse as _;
-    let body = to_bytes(ApiError::InvalidGrant.into_response().into_body(), usize::MAX).await.expect("body");
-    assert_eq!(&body[..], INVALID_GRANT);
-}
-
-#[test]
-fn the_token_response_has_the_contracts_five_members_in_order() {
-    let pair = TokenPair { access_token: "a.b.c".into(), id_token: "d.e.f".into(), expires_in: 600 };
-    let refresh = RefreshToken::parse(REFRESH_TOKEN).expect("shape");
-    let body = serde_json::to_vec(&TokenResponse::new(&pair, &refresh)).expect("json");
-    let expected = format!(
-        r#"{{"access_token":"a.b.c","id_token":"d.e.f","token_type":"Bearer","expires_in":600,"refresh_token":"{REFRESH_TOKEN}"}}"#
-    );
-    assert_eq!(body, expected.as_bytes());
-}
-
-#[tokio::test]
 async fn a_malformed_refresh_token_is_invalid_grant_without_the_database() {
     // The database is down here: a token that reached it would be a 503.
-    let v = crate::test_vectors::vectors();
+    let v = test_vectors::vectors();
     for entry in v["refresh_tokens"]["malformed"].as_array().expect("malformed") {
         let token = entry["token"].as_str().expect("token");
         let (status, headers, body) = call(post_token(Some("application/json"), json_refresh(token))).await;
@@ -433,11 +328,7 @@ async fn a_well_formed_refresh_token_asks_the_database() {
 
 #[tokio::test]
 async fn revoke_answers_200_empty_for_any_string_and_asks_the_database_only_for_a_token() {
-    for (content_type, body) in [
-        ("application/json", r#"{"token":"not-a-refresh-token"}"#.to_owned()),
-        ("application/json; charset=utf-8", r#"{"token":"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"}"#.to_owned()),
-        ("application/x-www-form-urlencoded", "token=abc&token_type_hint=refresh_token".to_owned()),
-    ] {
+    for (content_type, body) in REVOKE_WITHOUT_A_LOOKUP {
         let (status, headers, body) = call(post_to("/revoke", Some(content_type), body)).await;
         assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
         assert!(body.is_empty());
@@ -460,12 +351,8 @@ async fn revoke_refuses_like_the_token_endpoint() {
         413,
         "invalid_request",
     );
-    for body in ["", "token=", "token=a&token=a", "token_type_hint=refresh_token"] {
-        let result = call(post_to("/revoke", Some("application/x-www-form-urlencoded"), body)).await;
-        assert_error(&result, 400, "invalid_request");
-    }
-    for body in ["{}", r#"{"token":""}"#, r#"{"token":5}"#, r#"{"token":null}"#, "[]", "{"] {
-        assert_error(&call(post_to("/revoke", Some("application/json"), body)).await, 400, "invalid_request");
+    for (content_type, body) in REVOKE_REFUSED {
+        assert_error(&call(post_to("/revoke", Some(content_type), body)).await, 400, "invalid_request");
     }
 }
 
@@ -498,39 +385,7 @@ async fn a_locked_address_is_429_before_the_database_and_counted() {
     let bad = from_peer(post_token(Some("application/json"), "{}"), locked);
     assert_eq!(call_app(app.clone(), bad).await.0, StatusCode::BAD_REQUEST);
 
-    assert_lines(
-        &metrics_text(&app).await,
-        &[
-            r#"simpleauth_rejections_total{reason="address_locked"} 1"#,
-            r#"simpleauth_rejections_total{reason="username_locked"} 0"#,
-            r#"simpleauth_rejections_total{reason="overload"} 0"#,
-            r#"simpleauth_rejections_total{reason="refresh_reuse"} 0"#,
-            r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="429"} 1"#,
-            r#"simpleauth_token_requests_total{error="temporarily_unavailable",status="503"} 2"#,
-        ],
-    );
-}
-
-#[tokio::test]
-async fn a_shed_check_is_a_failure_of_its_address_only() {
-    let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "2"), ("LOGIN_FAILURE_WINDOW_SECONDS", "60")]);
-    let tokens = &state.tokens;
-    let flooding: std::net::IpAddr = "192.0.2.9".parse().expect("ip");
-    let other: std::net::IpAddr = "192.0.2.10".parse().expect("ip");
-    let now = std::time::Instant::now();
-    // An answer that was not shed counts nothing here (an invalid_grant is counted by the grant itself).
-    assert!(matches!(tokens.shed(Err::<(), _>(ApiError::InvalidGrant), Some(flooding)), Err(ApiError::InvalidGrant)));
-    assert!(tokens.shed(Ok(()), Some(flooding)).is_ok());
-    assert!(tokens.addresses.check(flooding, now).is_ok());
-    for _ in 0..2 {
-        assert!(matches!(tokens.shed(Err::<(), _>(ApiError::Overloaded), Some(flooding)), Err(ApiError::Overloaded)));
-    }
-    assert!(tokens.addresses.check(flooding, now).is_err(), "two shed checks lock the address");
-    assert!(tokens.addresses.check(other, now).is_ok(), "and no other");
-    // No address (an untracked client): shed, counted as a rejection, nothing to lock.
-    assert!(matches!(tokens.shed(Err::<(), _>(ApiError::Overloaded), None), Err(ApiError::Overloaded)));
-    let app = routes::router(Arc::clone(&state));
-    assert_lines(&metrics_text(&app).await, &[r#"simpleauth_rejections_total{reason="overload"} 3"#]);
+    assert_lines(&metrics_text(&app).await, &ADDRESS_LOCK_METRIC_LINES);
 }
 
 #[tokio::test]
@@ -565,18 +420,7 @@ mod over_the_wire {
     use std::time::Duration;
 
     use super::*;
-
-    struct Response {
-        status: u16,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-    }
-
-    impl Response {
-        fn header(&self, name: &str) -> Option<&str> {
-            self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-        }
-    }
+    use simple_auth_core::test_support::{Response, request};
 
     /// A server of the test state on a free loopback port; it stops with the test's runtime.
     async fn serve() -> u16 {
@@ -587,101 +431,18 @@ mod over_the_wire {
         port
     }
 
-    fn parse(raw: &[u8]) -> Response {
-        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("end of headers");
-        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-        let mut lines = head.split("\r\n");
-        let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("status");
-        let headers =
-            lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())).collect();
-        Response { status, headers, body: raw[split + 4..].to_vec() }
-    }
-
-    /// One request on its own connection (`Connection: close`), read to EOF.
-    /// The client does not shut down its side: hyper closes a connection at
-    /// once when it reads EOF in the middle of a request (no half-close).
+    /// One request on its own connection, read to EOF, without a
+    /// half-close: hyper closes a connection at once when it reads EOF in
+    /// the middle of a request.
     fn exchange(port: u16, request: &str) -> Response {
-        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
-        stream.write_all(request.as_bytes()).expect("write");
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).expect("read");
-        parse(&raw)
-    }
-
-    fn request(method: &str, path: &str, body: Option<(&str, bool)>) -> String {
-        let mut text = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
-        match body {
-            None => text.push_str("\r\n"),
-            Some((body, false)) => text
-                .push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())),
-            Some((body, true)) => text.push_str(&format!(
-                "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
-                body.len()
-            )),
-        }
-        text
+        test_support::exchange(port, request, false)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn every_method_gets_the_contracts_answer() {
         let port = serve().await;
-        let credentials = r#"{"username":"a","password":"b"}"#;
         let failures = tokio::task::spawn_blocking(move || {
-            let mut failures = Vec::new();
-            for method in METHODS {
-                for body in [None, Some((credentials, false)), Some((credentials, true))] {
-                    for (path, allow) in [
-                        ("/token", Some("POST")),
-                        ("/revoke", Some("POST")),
-                        ("/health/live", Some("GET, HEAD")),
-                        ("/.well-known/jwks.json", Some("GET, HEAD")),
-                        ("/.well-known/openid-configuration", Some("GET, HEAD")),
-                        ("/metrics", Some("GET, HEAD")),
-                        ("/nope", None),
-                        ("/token/", None),
-                    ] {
-                        let expected = match (allow, method) {
-                            (None, _) => 404,
-                            (Some("POST"), "POST") => continue, // the endpoints proper: tested above
-                            (Some("GET, HEAD"), "GET" | "HEAD") => 200,
-                            _ => 405,
-                        };
-                        let r = exchange(port, &request(method, path, body));
-                        let what = format!("{method} {path} body={body:?}");
-                        if r.status != expected {
-                            failures.push(format!("{what}: {} instead of {expected}", r.status));
-                            continue;
-                        }
-                        let json_answer = !(path == "/metrics" && expected == 200);
-                        if json_answer && r.header("content-type") != Some("application/json") {
-                            failures.push(format!("{what}: content-type {:?}", r.header("content-type")));
-                        }
-                        if expected == 405 && r.header("allow") != allow {
-                            failures.push(format!("{what}: allow {:?}", r.header("allow")));
-                        }
-                        if method == "HEAD" {
-                            if !r.body.is_empty() {
-                                failures.push(format!("{what}: HEAD answered with a body"));
-                            }
-                        } else if json_answer {
-                            let Ok(json) = serde_json::from_slice::<Value>(&r.body) else {
-                                failures.push(format!("{what}: body is not JSON"));
-                                continue;
-                            };
-                            let code = match expected {
-                                404 => Some("not_found"),
-                                405 => Some("invalid_request"),
-                                _ => None,
-                            };
-                            if code.is_some_and(|code| json["error"] != code) {
-                                failures.push(format!("{what}: body {json}"));
-                            }
-                        }
-                    }
-                }
-            }
-            failures
+            test_support::method_table_failures(port, &["/nope", "/token/"], false)
         })
         .await
         .expect("client thread");
@@ -712,7 +473,7 @@ mod over_the_wire {
         let mut buf = [0u8; 4096];
         loop {
             if let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                let response = parse(&raw);
+                let response = Response::parse(&raw);
                 let length: usize = response.header("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
                 if raw.len() >= split + 4 + length {
                     return Some(Response { body: raw[split + 4..split + 4 + length].to_vec(), ..response });
