@@ -10,7 +10,7 @@ use simple_auth_actix::{STACK, VERSION, handlers};
 use simple_auth_core::app_state::AppState;
 use simple_auth_core::key_set::{self, KeySet, Keys};
 use simple_auth_core::metrics::Metrics;
-use simple_auth_core::pool::create_pool;
+use simple_auth_core::pool::{Retirement, create_pool, retire_idle_connections};
 use simple_auth_core::settings::Settings;
 use simple_auth_core::{EXIT_REFUSED, logging, parsed_key_provider};
 
@@ -54,6 +54,7 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
     let keys = Arc::new(Keys::new(keys));
 
     let pool = create_pool(&settings, STACK).map_err(|e| e.to_string())?;
+    retire_idle_connections(pool.clone(), Retirement::of(&settings));
     let metrics = Metrics::new().map_err(|e| format!("metrics set-up failed: {e}"))?;
     let reloads = metrics.key_reloads();
     let state = web::Data::new(AppState::new(pool.clone(), Arc::clone(&keys), &settings, metrics, cores));

@@ -43,6 +43,12 @@ pub struct Settings {
     pub database_tls: DatabaseTls,
     pub pool_size: usize,
     pub acquire_timeout: Duration,
+    /// DB_MAX_LIFETIME_SECONDS: a pooled connection older than this is
+    /// closed when it is next found idle (`pool::Retirement`).
+    pub max_lifetime: Duration,
+    /// DB_IDLE_TIMEOUT_SECONDS: a connection idle in the pool longer than
+    /// this is closed.
+    pub idle_timeout: Duration,
     pub key: KeySource,
     /// JWT_PUBLIC_KEYS_FILE: further keys to publish in the JWK set.
     pub public_keys_file: Option<String>,
@@ -104,6 +110,7 @@ impl Settings {
         if acquire_ms == 0 {
             return Err(invalid("DB_ACQUIRE_TIMEOUT_MS", "must be at least 1"));
         }
+        let (max_lifetime, idle_timeout) = parse_pool_lifetimes(&get)?;
         // The file wins over the inline PEM when both are set: a file is the
         // more deliberate choice, an inherited inline secret the likelier accident.
         // Secret stores often flatten a PEM to one line with literal `\n`
@@ -155,6 +162,8 @@ impl Settings {
             database_tls,
             pool_size,
             acquire_timeout: Duration::from_millis(acquire_ms),
+            max_lifetime,
+            idle_timeout,
             key,
             public_keys_file,
             issuer,
@@ -193,6 +202,39 @@ fn check_issuer(issuer: &str) -> Result<(), SettingsError> {
         return Ok(());
     };
     Err(invalid("JWT_ISSUER", format!("{issuer:?}: {problem}")))
+}
+
+/// The shortest DB_MAX_LIFETIME_SECONDS and DB_IDLE_TIMEOUT_SECONDS (contract
+/// §5): HikariCP's own minimums, so every stack can honour the same values.
+pub const MIN_MAX_LIFETIME_SECONDS: i32 = 30;
+pub const MIN_IDLE_TIMEOUT_SECONDS: i32 = 10;
+
+/// DB_MAX_LIFETIME_SECONDS (default 600) and DB_IDLE_TIMEOUT_SECONDS (default
+/// 300): positive whole numbers, the lifetime at least 30 s, the idle
+/// timeout at least 10 s and shorter than the lifetime.
+fn parse_pool_lifetimes(get: &impl Fn(&str) -> Option<String>) -> Result<(Duration, Duration), SettingsError> {
+    let lifetime = parse_positive(get, "DB_MAX_LIFETIME_SECONDS", 600)?;
+    if lifetime < MIN_MAX_LIFETIME_SECONDS {
+        return Err(invalid(
+            "DB_MAX_LIFETIME_SECONDS",
+            format!("{lifetime} is shorter than the minimum of {MIN_MAX_LIFETIME_SECONDS} seconds"),
+        ));
+    }
+    let idle = parse_positive(get, "DB_IDLE_TIMEOUT_SECONDS", 300)?;
+    if idle < MIN_IDLE_TIMEOUT_SECONDS {
+        return Err(invalid(
+            "DB_IDLE_TIMEOUT_SECONDS",
+            format!("{idle} is shorter than the minimum of {MIN_IDLE_TIMEOUT_SECONDS} seconds"),
+        ));
+    }
+    if idle >= lifetime {
+        return Err(invalid(
+            "DB_IDLE_TIMEOUT_SECONDS",
+            format!("{idle} must be shorter than DB_MAX_LIFETIME_SECONDS ({lifetime})"),
+        ));
+    }
+    let seconds = |value: i32| Duration::from_secs(u64::from(value.unsigned_abs()));
+    Ok((seconds(lifetime), seconds(idle)))
 }
 
 /// A whole number from 1 to 2147483647 (PostgreSQL's `integer`).
@@ -279,6 +321,8 @@ mod tests {
         assert_eq!((c.host.as_str(), c.port), ("0.0.0.0", 8080));
         assert_eq!(c.pool_size, 10);
         assert_eq!(c.acquire_timeout, Duration::from_millis(1000));
+        assert_eq!(c.max_lifetime, Duration::from_secs(600));
+        assert_eq!(c.idle_timeout, Duration::from_secs(300));
         assert_eq!(c.issuer, "http://localhost:8080");
         assert_eq!(c.audience, "channel-api");
         assert_eq!(c.token_ttl_seconds, 600);
@@ -500,6 +544,49 @@ mod tests {
             for word in words {
                 assert!(err.contains(word), "{query}: {err} does not name {word}");
             }
+        }
+    }
+
+    #[test]
+    fn pool_lifetimes_are_read_and_empty_is_unset() {
+        let key = ("JWT_PRIVATE_KEY_FILE", "/k.pem");
+        let c =
+            settings(&[key, ("DB_MAX_LIFETIME_SECONDS", "30"), ("DB_IDLE_TIMEOUT_SECONDS", "10")]).expect("minimums");
+        assert_eq!((c.max_lifetime, c.idle_timeout), (Duration::from_secs(30), Duration::from_secs(10)));
+        let c =
+            settings(&[key, ("DB_MAX_LIFETIME_SECONDS", " 1800 "), ("DB_IDLE_TIMEOUT_SECONDS", "1799")]).expect("ok");
+        assert_eq!((c.max_lifetime, c.idle_timeout), (Duration::from_secs(1800), Duration::from_secs(1799)));
+        let c = settings(&[key, ("DB_MAX_LIFETIME_SECONDS", ""), ("DB_IDLE_TIMEOUT_SECONDS", "")]).expect("unset");
+        assert_eq!((c.max_lifetime, c.idle_timeout), (Duration::from_secs(600), Duration::from_secs(300)));
+        // The idle timeout is checked against the lifetime in force, the default included.
+        let c = settings(&[key, ("DB_IDLE_TIMEOUT_SECONDS", "599")]).expect("under the default lifetime");
+        assert_eq!(c.idle_timeout, Duration::from_secs(599));
+        let c = settings(&[key, ("DB_MAX_LIFETIME_SECONDS", "301")]).expect("over the default idle timeout");
+        assert_eq!(c.max_lifetime, Duration::from_secs(301));
+    }
+
+    #[test]
+    fn pool_lifetimes_outside_their_rule_are_refused_naming_the_variable() {
+        let key = ("JWT_PRIVATE_KEY_FILE", "/k.pem");
+        for (vars, name) in [
+            (&[("DB_MAX_LIFETIME_SECONDS", "29")][..], "DB_MAX_LIFETIME_SECONDS"),
+            (&[("DB_MAX_LIFETIME_SECONDS", "0")], "DB_MAX_LIFETIME_SECONDS"),
+            (&[("DB_MAX_LIFETIME_SECONDS", "-600")], "DB_MAX_LIFETIME_SECONDS"),
+            (&[("DB_MAX_LIFETIME_SECONDS", "600s")], "DB_MAX_LIFETIME_SECONDS"),
+            (&[("DB_MAX_LIFETIME_SECONDS", "1.5")], "DB_MAX_LIFETIME_SECONDS"),
+            (&[("DB_MAX_LIFETIME_SECONDS", "2147483648")], "DB_MAX_LIFETIME_SECONDS"),
+            (&[("DB_IDLE_TIMEOUT_SECONDS", "9")], "DB_IDLE_TIMEOUT_SECONDS"),
+            (&[("DB_IDLE_TIMEOUT_SECONDS", "0")], "DB_IDLE_TIMEOUT_SECONDS"),
+            (&[("DB_IDLE_TIMEOUT_SECONDS", "ten")], "DB_IDLE_TIMEOUT_SECONDS"),
+            (&[("DB_IDLE_TIMEOUT_SECONDS", "600")], "DB_IDLE_TIMEOUT_SECONDS"),
+            (&[("DB_MAX_LIFETIME_SECONDS", "60"), ("DB_IDLE_TIMEOUT_SECONDS", "61")], "DB_IDLE_TIMEOUT_SECONDS"),
+            (&[("DB_MAX_LIFETIME_SECONDS", "200")], "DB_IDLE_TIMEOUT_SECONDS"),
+        ] {
+            let mut all = vars.to_vec();
+            all.push(key);
+            let err = settings(&all).expect_err(&format!("{vars:?}")).to_string();
+            assert!(err.starts_with(name), "{vars:?}: {err}");
+            assert!(!err.contains('\n'), "{err}");
         }
     }
 }
