@@ -37,12 +37,18 @@ def library_versions(stack: Stack) -> dict:
     inside the built Spring Boot jar. A stack without the list records every dependency its build.sbt declares."""
     d, out = stack.dir, {}
     wanted = set(stack.manifest.get("libraries") or [])
+    # A workspace member resolves its versions in the workspace's lock (actix and axum: the root Cargo.lock).
     lock = d / "Cargo.lock"
+    if not lock.exists() and (d / "Cargo.toml").exists():
+        lock = d.parent / "Cargo.lock"
     if lock.exists():
         for name, ver in re.findall(r'name = "([^"]+)"\nversion = "([^"]+)"', lock.read_text()):
             if name in wanted:
                 out[name] = ver
+    # akka and zio are projects of the root sbt build, which their manifests run (../sbt).
     sbt = d / "build.sbt"
+    if not sbt.exists() and Path(stack.manifest.get("build", [""])[0]).name == "sbt":
+        sbt = d.parent / "build.sbt"
     if sbt.exists():
         text = sbt.read_text()
         for m in re.finditer(r'"([\w.-]+)"\s+%%?%?\s+"([\w.-]+)"\s+%\s+("[\w.-]+"|\w+)', text):
