@@ -67,7 +67,7 @@ def test_clients_trickling_bodies_hold_up_no_one_else(pg, launch, figure):
     """300 connections that each announce a body and send it a byte a second. A server that gives a request one worker
     of a fixed pool while it reads the body (thread per request, a pool of N) has none left after N of them, and
     every other client waits for a read timeout: 40 such connections stopped Spring on a pool of 22 platform threads
-    (spring/README.md, "Threads"). Every stack reads bodies without holding a worker, so logins beside them are
+    (docs/stacks/spring.md, "Why not virtual threads"). Every stack reads bodies without holding a worker, so logins beside them are
     answered as usual. The 10 s per login is a hang detector, not a latency bound. The service runs as deployed, with
     the contract's default MAX_PASSWORD_CHECKS (the suites' own service sets it out of the way, and a pool sized from
     it would then be too large to run out)."""

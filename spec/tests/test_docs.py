@@ -16,7 +16,8 @@ README_LIMIT = 10_240  # bytes
 
 # The project's own documents: not a tool's generated README in a hidden folder (pytest's .pytest_cache/), which
 # exists only after some runs and so made the number of tests depend on what ran before.
-DOCS = sorted({ROOT / "README.md", *ROOT.glob("docs/*.md"),
+DOCS = sorted({ROOT / "README.md", *ROOT.glob("docs/*.md"), *ROOT.glob("docs/stacks/*.md"),
+               *ROOT.glob("wrk/experiments/**/README.md"),
                *(p for p in ROOT.glob("*/README.md") if not p.parent.name.startswith("."))})
 
 FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
