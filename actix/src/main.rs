@@ -8,7 +8,7 @@ use actix_web::{App, HttpServer, web};
 use deadpool_postgres::Pool;
 use simple_auth_actix::{STACK, VERSION, handlers};
 use simple_auth_core::app_state::AppState;
-use simple_auth_core::key_set::{self, KeySet, Keys};
+use simple_auth_core::key_set::{self, KeyRing, KeySet};
 use simple_auth_core::metrics::Metrics;
 use simple_auth_core::pool::{Retirement, create_pool, retire_idle_connections};
 use simple_auth_core::settings::Settings;
@@ -51,7 +51,7 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
     let keys = KeySet::load(&settings).map_err(|e| e.to_string())?;
     let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
     let listening = logging::listening_line(STACK, VERSION, &settings, cores, &keys);
-    let keys = Arc::new(Keys::new(keys));
+    let keys = Arc::new(KeyRing::new(keys));
 
     let pool = create_pool(&settings, STACK).map_err(|e| e.to_string())?;
     retire_idle_connections(pool.clone(), Retirement::of(&settings));

@@ -11,7 +11,7 @@ use axum::serve::ListenerExt as _;
 use deadpool_postgres::Pool;
 use simple_auth_axum::{STACK, VERSION, routes};
 use simple_auth_core::app_state::AppState;
-use simple_auth_core::key_set::{self, KeySet, Keys};
+use simple_auth_core::key_set::{self, KeyRing, KeySet};
 use simple_auth_core::metrics::Metrics;
 use simple_auth_core::pool::{Retirement, create_pool, retire_idle_connections};
 use simple_auth_core::settings::Settings;
@@ -101,7 +101,7 @@ async fn serve(settings: Settings, cores: usize) -> ExitCode {
 async fn start(settings: &Settings, cores: usize) -> Result<Started, String> {
     let keys = KeySet::load(settings).map_err(|e| e.to_string())?;
     let listening = logging::listening_line(STACK, VERSION, settings, cores, &keys);
-    let keys = Arc::new(Keys::new(keys));
+    let keys = Arc::new(KeyRing::new(keys));
 
     let pool = create_pool(settings, STACK).map_err(|e| e.to_string())?;
     retire_idle_connections(pool.clone(), Retirement::of(settings));

@@ -1,7 +1,7 @@
 //! `AppState`: the service's parts, wired once at start-up and shared by every
 //! request (actix: `web::Data`; axum: the router's state): web →
 //! `TokenService` → `UserRepository` / `SessionRepository` /
-//! `PasswordVerifier` / `AddressLimiter` / `Keys` (the `TokenSigner` and the
+//! `PasswordVerifier` / `AddressLimiter` / `KeyRing` (the `TokenSigner` and the
 //! documents of the keys in service), with `DatabaseHealth` and `Metrics`
 //! beside.
 
@@ -13,7 +13,7 @@ use deadpool_postgres::Pool;
 use crate::address_limiter::AddressLimiter;
 use crate::client_address::ClientAddress;
 use crate::database_health::DatabaseHealth;
-use crate::key_set::Keys;
+use crate::key_set::KeyRing;
 use crate::metrics::Metrics;
 use crate::outage_log::OutageLog;
 use crate::password_verifier::PasswordVerifier;
@@ -26,7 +26,7 @@ pub struct AppState {
     pub tokens: TokenService,
     pub health: DatabaseHealth,
     /// The signer, JWK set and discovery document in service; swapped on SIGHUP.
-    pub keys: Arc<Keys>,
+    pub keys: Arc<KeyRing>,
     pub metrics: Metrics,
     /// Where a request's client address comes from (TRUST_PROXY_HEADERS).
     pub client_address: ClientAddress,
@@ -34,7 +34,7 @@ pub struct AppState {
 
 impl AppState {
     /// `cores`: argon2id runs at the same time, at most.
-    pub fn new(pool: Pool, keys: Arc<Keys>, settings: &Settings, metrics: Metrics, cores: usize) -> Self {
+    pub fn new(pool: Pool, keys: Arc<KeyRing>, settings: &Settings, metrics: Metrics, cores: usize) -> Self {
         let outage = OutageLog::default();
         let window = settings.login_failure_window_seconds;
         let tokens = TokenService::new(

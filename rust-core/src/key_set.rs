@@ -1,7 +1,7 @@
 //! `KeySet`: everything that follows from the keys — the `TokenSigner`, the
-//! JWK set and the discovery document — as one immutable value, and `Keys`,
+//! JWK set and the discovery document — as one immutable value, and `KeyRing`,
 //! the one in service, swapped whole by a reload (SIGHUP). A request takes
-//! one snapshot (`Keys::current`) and signs or answers wholly from it.
+//! one snapshot (`KeyRing::current`) and signs or answers wholly from it.
 
 use std::sync::{Arc, RwLock};
 
@@ -112,13 +112,13 @@ impl<'a> Discovery<'a> {
 }
 
 /// The key set in service.
-pub struct Keys {
+pub struct KeyRing {
     current: RwLock<Arc<KeySet>>,
 }
 
-impl Keys {
+impl KeyRing {
     pub fn new(keys: KeySet) -> Self {
-        Keys { current: RwLock::new(Arc::new(keys)) }
+        KeyRing { current: RwLock::new(Arc::new(keys)) }
     }
 
     /// The key set now; a request keeps this one snapshot to the end. The
@@ -159,10 +159,10 @@ impl Keys {
 
 /// On each SIGHUP, the signing key and JWT_PUBLIC_KEYS_FILE are read again
 /// (on tokio's blocking pool: file reads and key parsing, off the workers)
-/// and swapped in if they are good (`Keys::reload` logs and counts either
+/// and swapped in if they are good (`KeyRing::reload` logs and counts either
 /// outcome). Nothing here stops the process. Installed before the server
 /// runs: from then on SIGHUP no longer ends the process (its default action).
-pub fn reload_on_sighup(keys: Arc<Keys>, settings: Settings, reloads: KeyReloads) -> Result<(), String> {
+pub fn reload_on_sighup(keys: Arc<KeyRing>, settings: Settings, reloads: KeyReloads) -> Result<(), String> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot install the SIGHUP handler: {e}"))?;
     let settings = Arc::new(settings);
@@ -304,7 +304,7 @@ mod tests {
         files.write("key.pem", &dev_key_pem("rsa-2048"));
         files.write("bundle.pem", "");
         let settings = files.settings();
-        let keys = Keys::new(KeySet::load(&settings).expect("first keys"));
+        let keys = KeyRing::new(KeySet::load(&settings).expect("first keys"));
         assert_eq!(counts(&metrics), ("0".into(), "0".into()));
         let before = keys.current();
         assert_eq!(before.signer.alg(), Algorithm::RS256);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::app_state::AppState;
-use crate::key_set::{KeySet, Keys};
+use crate::key_set::{KeyRing, KeySet};
 use crate::metrics::Metrics;
 use crate::pool::create_pool;
 use crate::settings::Settings;
@@ -37,7 +37,7 @@ pub fn app_state(extra: &[(&str, &str)], application_name: &str) -> AppState {
     let pool = create_pool(&settings, application_name).expect("pool");
     let signer =
         TokenSigner::from_pem(&dev_key_pem("rsa-2048"), ISSUER.into(), "channel-api".into(), 600).expect("dev key");
-    let keys = Arc::new(Keys::new(KeySet::new(signer, &[], ISSUER)));
+    let keys = Arc::new(KeyRing::new(KeySet::new(signer, &[], ISSUER)));
     AppState::new(pool, keys, &settings, Metrics::new().expect("metrics"), 2)
 }
 

@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::address_limiter::AddressLimiter;
 use crate::api_error::{ApiError, Lock};
-use crate::key_set::Keys;
+use crate::key_set::KeyRing;
 use crate::metrics::{Rejections, SigningDuration};
 use crate::password_hashes::{Verification, unusable_reason};
 use crate::password_verifier::PasswordVerifier;
@@ -78,7 +78,7 @@ pub struct TokenService {
     passwords: PasswordVerifier,
     /// The per-address limit (in memory, this instance only).
     pub addresses: AddressLimiter,
-    keys: Arc<Keys>,
+    keys: Arc<KeyRing>,
     /// The access token's `client_id` when the request names none.
     default_client_id: Arc<str>,
     unusable_hashes: UnusableHashLog,
@@ -93,7 +93,7 @@ impl TokenService {
         sessions: SessionRepository,
         passwords: PasswordVerifier,
         addresses: AddressLimiter,
-        keys: Arc<Keys>,
+        keys: Arc<KeyRing>,
         default_client_id: &str,
         signing_duration: SigningDuration,
         rejections: Rejections,

@@ -79,7 +79,7 @@ public class SimpleAuthApplication {
 	}
 
 	/**
-	 * Makes the validated settings and the key set read at start available as typed beans (SigningKeys holds the keys
+	 * Makes the validated settings and the key set read at start available as typed beans (KeyRing holds the keys
 	 * in service from then on).
 	 */
 	public static ApplicationContextInitializer<ConfigurableApplicationContext> registering(Settings settings,

@@ -3,7 +3,7 @@ package io.simpleauth;
 import io.simpleauth.config.NativeCrypto;
 import io.simpleauth.config.Settings;
 import io.simpleauth.token.KeySet;
-import io.simpleauth.token.SigningKeys;
+import io.simpleauth.token.KeyRing;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,9 +21,9 @@ class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 
 	private final Settings settings;
 
-	private final SigningKeys keys;
+	private final KeyRing keys;
 
-	StartupLog(Settings settings, SigningKeys keys) {
+	StartupLog(Settings settings, KeyRing keys) {
 		this.settings = settings;
 		this.keys = keys;
 	}

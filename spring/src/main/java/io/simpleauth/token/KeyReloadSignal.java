@@ -9,7 +9,7 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
 /**
- * SIGHUP reloads the keys ({@link SigningKeys#reload}). The JVM's default for SIGHUP is to shut down; once this is
+ * SIGHUP reloads the keys ({@link KeyRing#reload}). The JVM's default for SIGHUP is to shut down; once this is
  * started, SIGHUP never stops the process (until then main holds it with a do-nothing handler, see SimpleAuthApplication). The JDK runs each
  * signal's handler on a thread of its own, so a reload never holds up a request.
  */
@@ -20,11 +20,11 @@ class KeyReloadSignal implements SmartLifecycle {
 
 	static final String SIGNAL = "HUP";
 
-	private final SigningKeys keys;
+	private final KeyRing keys;
 
 	private volatile boolean running;
 
-	KeyReloadSignal(SigningKeys keys) {
+	KeyReloadSignal(KeyRing keys) {
 		this.keys = keys;
 	}
 

@@ -15,7 +15,7 @@ import org.springframework.security.oauth2.jwt.JwtEncoder;
 /**
  * The keys in service, as one immutable snapshot: the signing key with its encoder and the two token headers, and
  * the JWKS — the signing key first, then the keys of {@code JWT_PUBLIC_KEYS_FILE} in file order, each kid once
- * (spec/README §3) — serialised once. {@link SigningKeys} swaps the whole snapshot on SIGHUP, so a token pair, a JWKS
+ * (spec/README §3) — serialised once. {@link KeyRing} swaps the whole snapshot on SIGHUP, so a token pair, a JWKS
  * answer and a discovery answer each see one key set, never half of two.
  */
 public final class KeySet {

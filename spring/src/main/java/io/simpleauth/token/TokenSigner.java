@@ -24,7 +24,7 @@ import org.springframework.stereotype.Component;
 @Component
 public class TokenSigner {
 
-	private final SigningKeys keys;
+	private final KeyRing keys;
 
 	private final String issuer;
 
@@ -37,11 +37,11 @@ public class TokenSigner {
 	private final Metrics metrics;
 
 	@Autowired
-	public TokenSigner(SigningKeys keys, Settings settings, Metrics metrics) {
+	public TokenSigner(KeyRing keys, Settings settings, Metrics metrics) {
 		this(keys, settings, metrics, Clock.systemUTC());
 	}
 
-	TokenSigner(SigningKeys keys, Settings settings, Metrics metrics, Clock clock) {
+	TokenSigner(KeyRing keys, Settings settings, Metrics metrics, Clock clock) {
 		this.keys = keys;
 		this.metrics = metrics;
 		this.issuer = settings.issuer();

@@ -7,7 +7,7 @@ import java.util.Map;
 
 import io.simpleauth.config.Settings;
 import io.simpleauth.token.SigningAlgorithm;
-import io.simpleauth.token.SigningKeys;
+import io.simpleauth.token.KeyRing;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.HttpHeaders;
@@ -30,11 +30,11 @@ public class DiscoveryController {
 	static final List<String> CLAIMS_SUPPORTED = List.of("iss", "aud", "sub", "iat", "exp", "sid", "jti", "client_id",
 			"name", "preferred_username", "email", "at_hash");
 
-	private final SigningKeys keys;
+	private final KeyRing keys;
 
 	private final Map<SigningAlgorithm, byte[]> documents = new EnumMap<>(SigningAlgorithm.class);
 
-	public DiscoveryController(SigningKeys keys, Settings settings) {
+	public DiscoveryController(KeyRing keys, Settings settings) {
 		this.keys = keys;
 		for (SigningAlgorithm algorithm : SigningAlgorithm.values()) {
 			this.documents.put(algorithm, JsonMapper.shared().writeValueAsBytes(document(settings.issuer(), algorithm)));

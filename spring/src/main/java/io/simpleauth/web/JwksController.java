@@ -1,6 +1,6 @@
 package io.simpleauth.web;
 
-import io.simpleauth.token.SigningKeys;
+import io.simpleauth.token.KeyRing;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
@@ -12,9 +12,9 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class JwksController {
 
-	private final SigningKeys keys;
+	private final KeyRing keys;
 
-	public JwksController(SigningKeys keys) {
+	public JwksController(KeyRing keys) {
 		this.keys = keys;
 	}
 

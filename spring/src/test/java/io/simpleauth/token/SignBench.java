@@ -69,10 +69,10 @@ public final class SignBench {
 		}
 		Settings settings = SimpleAuthApplication.settingsOrExit();
 		KeySet keys = SimpleAuthApplication.keysOrExit(settings);
-		// The service's beans, built by hand: the key set's encoder behind SigningKeys and the TokenSigner POST /token
+		// The service's beans, built by hand: the key set's encoder behind KeyRing and the TokenSigner POST /token
 		// uses, recording into a Prometheus registry as the service's does.
 		Metrics metrics = new Metrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-		TokenSigner signer = new TokenSigner(new SigningKeys(keys, settings, metrics), settings, metrics);
+		TokenSigner signer = new TokenSigner(new KeyRing(keys, settings, metrics), settings, metrics);
 		Supplier<TokenPair> issue = () -> signer.issue(SAMPLE_USER, settings.defaultClientId());
 
 		measure(issue, WARM_UP_SECONDS);

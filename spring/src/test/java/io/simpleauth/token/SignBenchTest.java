@@ -25,7 +25,7 @@ class SignBenchTest {
 		Settings settings = Vectors.settings(Map.of("JWT_PRIVATE_KEY_FILE", Vectors.file("keys/" + keyFile).toString()));
 		KeySet keys = Vectors.keySet(settings);
 		Metrics metrics = new Metrics(new SimpleMeterRegistry());
-		TokenSigner signer = new TokenSigner(new SigningKeys(keys, settings, metrics), settings, metrics);
+		TokenSigner signer = new TokenSigner(new KeyRing(keys, settings, metrics), settings, metrics);
 		List<TokenPair> made = new ArrayList<>();
 		SignBench.Result result = SignBench.measure(() -> {
 			TokenPair pair = signer.issue(SignBench.SAMPLE_USER, settings.defaultClientId());

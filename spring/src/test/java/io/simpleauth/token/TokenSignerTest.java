@@ -161,7 +161,7 @@ class TokenSignerTest {
 
 	private TokenSigner signer(KeySet keys, Settings settings) {
 		Metrics metrics = new Metrics(this.registry);
-		return new TokenSigner(new SigningKeys(keys, settings, metrics), settings, metrics, Clock.fixed(NOW, ZoneOffset.UTC));
+		return new TokenSigner(new KeyRing(keys, settings, metrics), settings, metrics, Clock.fixed(NOW, ZoneOffset.UTC));
 	}
 
 	static JsonNode part(String jwt, int index) {

@@ -21,7 +21,7 @@ import io.simpleauth.limits.TooManyFailedLogins;
 import io.simpleauth.metrics.Metrics;
 import io.simpleauth.password.PasswordVerifier;
 import io.simpleauth.token.RefreshToken;
-import io.simpleauth.token.SigningKeys;
+import io.simpleauth.token.KeyRing;
 import io.simpleauth.token.TokenService;
 import io.simpleauth.token.TokenSigner;
 import io.simpleauth.user.DatabaseHealth;
@@ -84,7 +84,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
  */
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off",
 		excludeFilters = @ComponentScan.Filter(type = FilterType.ASSIGNABLE_TYPE, classes = BodyBufferingFilter.class))
-@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, SigningKeys.class, SigningExecutor.class,
+@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, KeyRing.class, SigningExecutor.class,
 		PasswordCheckExecutor.class, Metrics.class, AddressLimiter.class, PasswordCheckLimit.class, ClientAddress.class })
 @ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
 class TokenControllerTest {

@@ -21,7 +21,7 @@ import sun.misc.Signal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** SIGHUP key rotation (spec/README §5): a failed reload keeps the keys in service and counts; a good one swaps. */
-class SigningKeysTest {
+class KeyRingTest {
 
 	private static final User JOHN = new User(UUID.fromString("953b48eb-02ef-f93e-f582-e9b9ce4685b5"), "johndoe",
 			"John Doe", "john@example.com", "unused");
@@ -43,7 +43,7 @@ class SigningKeysTest {
 	@Test
 	void aReloadThatFailsKeepsTheOldKeysAndCountsAFailure() throws Exception {
 		Settings settings = settingsOnFiles("dev-rsa-2048.pem", "");
-		SigningKeys keys = keys(settings);
+		KeyRing keys = keys(settings);
 		KeySet before = keys.current();
 		TokenSigner signer = new TokenSigner(keys, settings, this.metrics);
 
@@ -69,7 +69,7 @@ class SigningKeysTest {
 	@Test
 	void aGoodReloadSwapsSignerJwksAndAlgorithmInOneStep() throws Exception {
 		Settings settings = settingsOnFiles("dev-rsa-2048.pem", "");
-		SigningKeys keys = keys(settings);
+		KeyRing keys = keys(settings);
 		TokenSigner signer = new TokenSigner(keys, settings, this.metrics);
 		String oldKid = keys.current().kid();
 
@@ -97,7 +97,7 @@ class SigningKeysTest {
 		replace("bundle.pem", "");
 		Settings settings = Settings.fromEnvironment(Map.of("JWT_PRIVATE_KEY", Vectors.read("keys/dev-rsa-2048.pem"),
 				"JWT_PUBLIC_KEYS_FILE", this.dir.resolve("bundle.pem").toString()));
-		SigningKeys keys = keys(settings);
+		KeyRing keys = keys(settings);
 		replace("bundle.pem", KeySetTest.publicPem("dev-ed25519.pem"));
 		assertThat(keys.reload()).isTrue();
 		assertThat(keys.current().published()).extracting(VerificationKey::kid)
@@ -108,7 +108,7 @@ class SigningKeysTest {
 	@Test
 	@EnabledOnOs(OS.LINUX)
 	void sighupReloadsAndDoesNotStopTheProcess() throws Exception {
-		SigningKeys keys = keys(settingsOnFiles("dev-rsa-2048.pem", ""));
+		KeyRing keys = keys(settingsOnFiles("dev-rsa-2048.pem", ""));
 		KeyReloadSignal signal = new KeyReloadSignal(keys);
 		signal.start();
 		replace("key.pem", Vectors.read("keys/dev-p256.pem"));
@@ -129,8 +129,8 @@ class SigningKeysTest {
 				"JWT_PUBLIC_KEYS_FILE", this.dir.resolve("bundle.pem").toString()));
 	}
 
-	private SigningKeys keys(Settings settings) {
-		return new SigningKeys(KeySet.load(settings), settings, this.metrics);
+	private KeyRing keys(Settings settings) {
+		return new KeyRing(KeySet.load(settings), settings, this.metrics);
 	}
 
 	/** As an operator's tooling does: write aside, then rename over. */

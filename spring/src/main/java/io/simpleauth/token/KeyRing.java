@@ -16,9 +16,9 @@ import org.springframework.stereotype.Component;
  * a reload swaps the whole set in one step. A reload that fails leaves the set in service as it is.
  */
 @Component
-public class SigningKeys {
+public class KeyRing {
 
-	private static final Logger log = LoggerFactory.getLogger(SigningKeys.class);
+	private static final Logger log = LoggerFactory.getLogger(KeyRing.class);
 
 	private final AtomicReference<KeySet> current;
 
@@ -27,7 +27,7 @@ public class SigningKeys {
 	private final Metrics metrics;
 
 	/** {@code initial} is the set main read at start (registered as a singleton, see SimpleAuthApplication). */
-	public SigningKeys(KeySet initial, Settings settings, Metrics metrics) {
+	public KeyRing(KeySet initial, Settings settings, Metrics metrics) {
 		this.current = new AtomicReference<>(initial);
 		this.settings = settings;
 		this.metrics = metrics;
