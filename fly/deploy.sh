@@ -224,28 +224,18 @@ fly_call() {
 # flyctl prints ends the script: an empty or garbled answer must never read as "nothing there".
 unparseable() { echo "deploy: $1: flyctl answered something that is not its JSON; $AGAIN" >&2; exit 1; }
 
-# `fly apps list --json` -> one app name a line.
-app_names() {
+# `fly apps list --json` (member "Name") or `fly secrets list --json` (member "name") -> one name a line:
+# json_names MEMBER. Anything but a list of objects each with a non-empty string there is unparseable.
+json_names() {
   python3 -S -c 'import json, sys
+key = sys.argv[1]
 try: data = json.loads(sys.stdin.read())
 except ValueError: sys.exit(3)
 if data is None: data = []
 if not isinstance(data, list): sys.exit(3)
-for app in data:
-    if not isinstance(app, dict) or not isinstance(app.get("Name"), str) or not app["Name"]: sys.exit(3)
-    print(app["Name"])' < <(printf '%s' "$OUT") 2>/dev/null || return 3
-}
-
-# `fly secrets list --json` -> one secret name a line.
-secret_names() {
-  python3 -S -c 'import json, sys
-try: data = json.loads(sys.stdin.read())
-except ValueError: sys.exit(3)
-if data is None: data = []
-if not isinstance(data, list): sys.exit(3)
-for s in data:
-    if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"]: sys.exit(3)
-    print(s["name"])' < <(printf '%s' "$OUT") 2>/dev/null || return 3
+for item in data:
+    if not isinstance(item, dict) or not isinstance(item.get(key), str) or not item[key]: sys.exit(3)
+    print(item[key])' "$1" < <(printf '%s' "$OUT") 2>/dev/null || return 3
 }
 
 # `fly mpg list --json` -> "id<TAB>name<TAB>status<TAB>attached app,attached app" a cluster. With no
@@ -304,7 +294,7 @@ schema_script() { printf '\\set ON_ERROR_STOP on\nBEGIN;\n'; cat "$SCHEMA"; prin
 
 # ---------------------------------------------------------------------------------------------- 1. the app
 fly_call "fly apps list" apps list --org "$ORG" --json
-APPS="$(app_names)" || unparseable "fly apps list"
+APPS="$(json_names Name)" || unparseable "fly apps list"
 if grep -qxF -- "$APP" <<<"$APPS"; then
   say "app $APP exists"
 else
@@ -315,7 +305,7 @@ fi
 # The app's secrets, read once: every decision below comes from this one answer (a failed or garbled
 # read stops the script above, so a missing name here really is missing).
 fly_call "fly secrets list" secrets list --app "$APP" --json
-SECRETS="$(secret_names)" || unparseable "fly secrets list"
+SECRETS="$(json_names name)" || unparseable "fly secrets list"
 has_secret() { grep -qxF -- "$1" <<<"$SECRETS"; }
 HAS_DATABASE_URL=0; has_secret DATABASE_URL && HAS_DATABASE_URL=1
 
