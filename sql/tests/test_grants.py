@@ -20,16 +20,6 @@ ROLE = stackctl.SERVICE_ROLE
 JOHN_ID = "md5('user:john@example.com')::uuid"
 
 
-@pytest.fixture(scope="module")
-def db():
-    try:
-        stackctl.pg_bindir()
-    except stackctl.ToolError as e:
-        pytest.skip(str(e))
-    with stackctl.ThrowawayPostgres() as pg:  # schema, seed and sql/grants.sql (stackctl loads it), never $DATABASE_URL
-        yield pg
-
-
 def psql(url: str, script: str, *variables: str) -> subprocess.CompletedProcess:
     cmd = [stackctl.psql_bin(), url, "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
     for v in variables:

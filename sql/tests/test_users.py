@@ -23,16 +23,6 @@ import stackctl  # noqa: E402
 PASSWORD = "Corr3ct horse battery"
 
 
-@pytest.fixture(scope="module")
-def db():
-    try:
-        stackctl.pg_bindir()
-    except stackctl.ToolError as e:
-        pytest.skip(str(e))
-    with stackctl.ThrowawayPostgres() as pg:  # always a throw-away cluster (schema and seed), never $DATABASE_URL
-        yield pg
-
-
 def run(db, *args: str, stdin: str | None = None, url: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "DATABASE_URL": db.url if url is None else url}
     return subprocess.run([sys.executable, str(USERS), *args], input=stdin, env=env, capture_output=True, text=True,
