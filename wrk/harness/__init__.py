@@ -14,6 +14,7 @@
     environment   the machine, the tools, the libraries and the settings as results.json records them
     summary       the statistics of each stack's runs
     reports       results.md and the charts
+    tables        results.md's per-login tables (own cost and hand-offs per login at every load)
     runner        each stack prepared, started and stopped; main()
 
 wrk/ stays on sys.path (the modules import `stackctl` from it, as bench.py always did).

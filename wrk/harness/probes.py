@@ -58,6 +58,42 @@ def proc_cpus_allowed(pid: int) -> str | None:
     return None
 
 
+def thread_switches(pid: int, proc: Path = Path("/proc")) -> dict[int, tuple[int, int]] | None:
+    """Each live thread's scheduler switches, {tid: (voluntary, nonvoluntary)}, from
+    /proc/<pid>/task/<tid>/status. Per thread because Linux gives nothing better to another process:
+    /proc/<pid>/status counts the main thread only, and an exited thread's switches go to the process's own
+    getrusage(RUSAGE_SELF) (or the parent's after the whole process is reaped), which the runner cannot read while
+    the server runs. None when the process is gone; a thread that exits between the listing and its read is
+    skipped."""
+    out: dict[int, tuple[int, int]] = {}
+    try:
+        tids = [int(d.name) for d in (proc / str(pid) / "task").iterdir() if d.name.isdigit()]
+    except OSError:
+        return None
+    for tid in tids:
+        with contextlib.suppress(OSError, AttributeError, ValueError):
+            text = (proc / str(pid) / "task" / str(tid) / "status").read_text()
+            vol = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", text, re.M)
+            non = re.search(r"^nonvoluntary_ctxt_switches:\s+(\d+)", text, re.M)
+            out[tid] = (int(vol.group(1)), int(non.group(1)))
+    return out
+
+
+def switches_between(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]]) -> dict:
+    """The server's thread hand-offs during a run, from the per-thread counters at both ends: a thread alive at
+    both ends counts its difference; one that appeared during the run counts all of its switches (it was born in
+    the run); one that was gone by the end counts nothing, its switches in the run being lost (threads_gone says
+    how many there were: the figure is a lower bound when it is not 0)."""
+    vol = non = 0
+    for tid, (v1, n1) in after.items():
+        v0, n0 = before.get(tid, (0, 0))
+        if v1 < v0 or n1 < n0:   # a tid reused by a new thread: count the new one from its birth
+            v0, n0 = 0, 0
+        vol, non = vol + v1 - v0, non + n1 - n0
+    return {"voluntary": vol, "nonvoluntary": non, "threads_start": len(before), "threads_end": len(after),
+            "threads_new": len(set(after) - set(before)), "threads_gone": len(set(before) - set(after))}
+
+
 def children_of(pid: int) -> list[int]:
     kids = []
     for d in Path("/proc").iterdir():
@@ -183,7 +219,8 @@ def startup_probe(cmd: list[str], cwd: Path, env: dict, url: str) -> float:
 def account(before: Snapshot, after: Snapshot, requests: int, client_cpu_s: float | None) -> Measurement:
     """Where the machine's CPU went during one run, per request and in cores: the server (its process), the load
     generator (its rusage), PostgreSQL (postmaster and backends), the rest (the kernel's network work, the
-    runner, idle stacks), idle and stolen time. None where not measurable (a --url target)."""
+    runner, idle stacks), idle and stolen time; and the server's thread hand-offs (scheduler switches of its
+    threads, voluntary + nonvoluntary) per request. None where not measurable (a --url target)."""
     wall = after.t - before.t
     out = Measurement(wall_s=round(wall, 3))
 
@@ -208,6 +245,11 @@ def account(before: Snapshot, after: Snapshot, requests: int, client_cpu_s: floa
         known = sum(v for v in (server, client_cpu_s, pg) if v is not None)
         out.machine = MachineShare(busy_cores=round(busy / wall, 3), idle_cores=round(idle / wall, 3),
                                    steal_cores=round(steal / wall, 3), rest_cores=round(max(0.0, busy - known) / wall, 3))
+    if before.switches is not None and after.switches is not None:
+        out.switches = switches_between(before.switches, after.switches)
+        if requests:
+            total = out.switches["voluntary"] + out.switches["nonvoluntary"]
+            out.switches_per_request = round(total / requests, 3)
     cs0, cs1 = before.cpu_stat, after.cpu_stat
     if cs0 and cs1:
         out.throttled = {k: cs1.get(k, 0) - cs0.get(k, 0) for k in ("nr_periods", "nr_throttled", "throttled_us")}

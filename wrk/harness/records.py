@@ -125,7 +125,8 @@ def _set_fields(record: Any, keep_empty: tuple[str, ...] = ()) -> dict:
 class Snapshot:
     """The counters read right before and right after a run: the monotonic clock, the server's process CPU
     seconds, its cgroup's, PostgreSQL's (postmaster and backends), the cgroup's cpu.stat, and the machine's busy,
-    idle and stolen CPU seconds (/proc/stat). None where not readable (a --url target has no process)."""
+    idle and stolen CPU seconds (/proc/stat), and the scheduler switches of each of the server's threads. None where
+    not readable (a --url target has no process)."""
     t: float
     server: float | None = None
     cgroup: float | None = None
@@ -134,6 +135,7 @@ class Snapshot:
     busy: float | None = None
     idle: float | None = None
     steal: float | None = None
+    switches: dict[int, tuple[int, int]] | None = None   # the server's threads: {tid: (voluntary, nonvoluntary)}
 
 
 @dataclass
@@ -164,6 +166,8 @@ class Measurement:
     machine: MachineShare | None = None
     throttled: dict[str, int] | None = None
     cgroup_cpu_per_s: float | None = None
+    switches: dict[str, int] | None = None        # probes.switches_between: the server's threads in the run
+    switches_per_request: float | None = None     # hand-offs per request: (voluntary + nonvoluntary) / requests
 
     def to_json(self) -> dict:
         return _set_fields(self, keep_empty=("throttled",))

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.keys import OPENSSL_SPEED, key_label, recorded_key_type
+from harness.tables import per_login_lines
 
 
 def describe_limits(limits: dict) -> str:
@@ -94,6 +95,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         lines.append("")
     ok = [r for r in results if not r.get("failed") and r.get("summary")]
     conc = sorted({int(c) for r in ok for c in r["summary"]["by_concurrency"]})
+    lines += per_login_lines(ok)
     lines += ["## Throughput (closed loop, wrk: 200 answers/s)", "",
               "| stack | " + " | ".join(f"c={c}" for c in conc) + " | errors |",
               "| --- | " + " | ".join("---:" for _ in conc) + " | ---: |"]

@@ -16,7 +16,7 @@ from harness.cgroups import Cgroup
 from harness.cli import Progress
 from harness.governor import GovernorThread, burst_seconds
 from harness.loadgen import loadgen, open_loop_bodies, open_loop_connections, run_failure, run_oha, run_wrk
-from harness.probes import Sampler, account, proc_cpu_seconds, system_cpu, tree_cpu_seconds
+from harness.probes import Sampler, account, proc_cpu_seconds, system_cpu, thread_switches, tree_cpu_seconds
 from harness.records import (CAPACITY_P99_MS, STABLE_WITHIN, FlyResult, RateSpec, Settings, Snapshot, StackResult,
                              WarmUp)
 
@@ -70,7 +70,8 @@ class Live:
     def snapshot(self) -> Snapshot:
         return Snapshot(t=time.monotonic(), server=proc_cpu_seconds(self.pid) if self.pid else None,
                         cgroup=self.cgroup.cpu_usage_s() if self.cgroup else None, pg=tree_cpu_seconds(self.pg_pid),
-                        cpu_stat=self.cgroup.cpu_stat() if self.cgroup else {}, **system_cpu())
+                        cpu_stat=self.cgroup.cpu_stat() if self.cgroup else {},
+                        switches=thread_switches(self.pid) if self.pid else None, **system_cpu())
 
 
 def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, measured: bool = True) -> dict | None:

@@ -24,16 +24,25 @@ def signed_share(runs: list[dict]) -> float:
     return ok / total
 
 
+def signing_per_pair(result: dict, ceiling: dict | None) -> tuple[float, str] | None:
+    """What one token pair costs the stack to sign, in ms of CPU: its own signbench's (the service's signer: claims,
+    `at_hash`, both signatures), else OpenSSL's two signatures. (ms, basis) or None."""
+    if result.get("own_ceiling"):
+        return result["own_ceiling"]["pair_ms"], "signbench"
+    if ceiling:
+        return 2 * ceiling["sign_ms"], "openssl"
+    return None
+
+
 def own_cost(cpu_ms: float, result: dict, ceiling: dict | None, share: float = 1.0) -> tuple[float, str] | None:
     """The stack's own cost per request: its CPU per request minus its signing per token pair (its own signbench
     for the key type in use; OpenSSL's two signatures when it has none), times the share of answers that sign.
     What is left is the framework, HTTP, JSON, the pool and the password check: the same for every key type, and
     measured most precisely when the signature is cheap (P-256, Ed25519). (ms, basis) or None."""
-    if result.get("own_ceiling"):
-        return round(cpu_ms - result["own_ceiling"]["pair_ms"] * share, 4), "signbench"
-    if ceiling:
-        return round(cpu_ms - 2 * ceiling["sign_ms"] * share, 4), "openssl"
-    return None
+    pair = signing_per_pair(result, ceiling)
+    if pair is None:
+        return None
+    return round(cpu_ms - pair[0] * share, 4), pair[1]
 
 
 def summarize(result: dict, ceiling: dict | None) -> dict:
@@ -72,6 +81,7 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
             v = _median_of(runs, key)
             if v is not None:
                 s[key] = v
+        s.update(handoffs(runs))
         machines = [r["machine"] for r in runs if r.get("machine")]
         if machines:
             s["machine"] = {k: round(statistics.median(m[k] for m in machines), 3)
@@ -102,9 +112,15 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
     if peak:
         summary["cgroup_peak_mib"] = round(peak / 2**20, 1)
     if result.get("open_loop"):
-        summary["open_loop"] = [{k: r[k] for k in ("kind", "fraction", "repeat", "target_rps", "achieved_rps", "errors",
-                                                   "latency_ms", "gc") if k in r} for r in result["open_loop"]]
-        summary["open_loop_own"] = open_loop_own_summary(result["open_loop"], result.get("cores"))
+        pair = signing_per_pair(result, ceiling)
+        summary["open_loop"] = [{**{k: r[k] for k in ("kind", "fraction", "repeat", "target_rps", "achieved_rps",
+                                                      "errors", "latency_ms", "gc", "cpu_ms_per_request",
+                                                      "switches_per_request") if k in r},
+                                 **({"own_cost_ms_per_request": round(r["cpu_ms_per_request"] - pair[0], 4),
+                                     "own_cost_basis": pair[1]}
+                                    if pair and r.get("cpu_ms_per_request") is not None else {})}
+                                for r in result["open_loop"]]
+        summary["open_loop_own"] = open_loop_own_summary(summary["open_loop"], result["open_loop"], result.get("cores"))
     if result.get("capacity"):
         summary["capacity"] = result["capacity"]
     if result.get("fly"):
@@ -122,14 +138,29 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
     return summary
 
 
-def open_loop_own_summary(runs: list[dict], cores: int | None = None) -> list[dict]:
+def handoffs(runs: list[dict]) -> dict:
+    """The server's thread hand-offs per request over the runs (scheduler switches of its threads, voluntary +
+    nonvoluntary, per request): the median and the runs' range, and how many threads exited during the runs (their
+    switches in a run are lost, so the figure is a lower bound when threads_gone is not 0). {} when not measured."""
+    per = [r["switches_per_request"] for r in runs if r.get("switches_per_request") is not None]
+    if not per:
+        return {}
+    return {"switches_per_request": round(statistics.median(per), 3), "switches_per_request_spread": spread(per),
+            "threads_gone": sum((r.get("switches") or {}).get("threads_gone", 0) for r in runs)}
+
+
+def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores: int | None = None) -> list[dict]:
     """The runs at fractions of the stack's own maximum, one entry per fraction: the medians of the repeats'
     percentiles, the p99's range, the machine's busy share (server, load generator and PostgreSQL together: what
-    "75 % of the closed-loop maximum" is as load on the machine), and the collections' pauses where logged."""
+    "75 % of the closed-loop maximum" is as load on the machine), the server's CPU, own cost and hand-offs per
+    login, and the collections' pauses where logged. `runs` are the summary's per-run entries, `raw` the runs as
+    measured (with the machine's share); the same order."""
     cores = cores or os.cpu_count() or 1
+    raw = raw or runs
     out = []
     for f in sorted({r["fraction"] for r in runs if r.get("kind") == "own"}):
-        rs = [r for r in runs if r.get("kind") == "own" and r["fraction"] == f]
+        picked = [(r, m) for r, m in zip(runs, raw) if r.get("kind") == "own" and r["fraction"] == f]
+        rs = [{**m, **r} for r, m in picked]
         lat = {p: round(statistics.median(r["latency_ms"][p] for r in rs if r["latency_ms"].get(p) is not None), 3)
                for p in ("p50", "p90", "p99", "p99_9", "max")}
         e = {"fraction": f, "runs": len(rs), "target_rps": rs[0]["target_rps"],
@@ -137,6 +168,13 @@ def open_loop_own_summary(runs: list[dict], cores: int | None = None) -> list[di
              "errors": sum(r["errors"] for r in rs), "latency_ms": lat,
              "p99_spread": spread([r["latency_ms"]["p99"] for r in rs]),
              "p99_over_p50": round(lat["p99"] / lat["p50"], 1) if lat["p50"] else None}
+        for key in ("cpu_ms_per_request", "own_cost_ms_per_request"):
+            v = _median_of(rs, key)
+            if v is not None:
+                e[key] = v
+        if rs[0].get("own_cost_basis"):
+            e["own_cost_basis"] = rs[0]["own_cost_basis"]
+        e.update(handoffs(rs))
         busy = [r["machine"]["busy_cores"] for r in rs if r.get("machine")]
         if busy:
             e["machine_busy_share"] = round(statistics.median(busy) / cores, 3)
