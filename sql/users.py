@@ -17,10 +17,12 @@ output, PHC string), which every stack verifies.
 `disable` replaces the stored hash with the marker `$disabled$<UTC time>`: no scheme of
 the contract (`$argon2id$`, `$hmac-sha256$`) accepts it, so every stack answers that user's
 logins with invalid_grant, as it does for any unusable stored hash; `reset` gives the user
-a new password and so enables them again. Both end every session of the user: their refresh
-tokens are revoked (spec/README.md §7), so a stolen one stops working with the password.
-`prune` deletes refresh tokens that expired more than a day ago and failure counts whose
-window has passed (spec/README.md §6; run it daily). Each command is one transaction: on
+a new password and so enables them again. Both end every session of the user: the sessions
+are revoked in the transaction that changes the hash (spec/README.md §6, §7), so a stolen
+refresh token stops working with the password; a login racing the change gets a session bound
+to the old hash, which its first refresh finds dead. `prune` deletes sessions that expired or
+were revoked more than a day ago (their refresh tokens with them), refresh tokens that expired
+more than a day ago and failure counts whose window has passed (spec/README.md §6; run it daily). Each command is one transaction: on
 any error nothing is written. Errors are one line on stderr; exit 1 (2 for bad input).
 """
 from __future__ import annotations
@@ -167,15 +169,16 @@ def cmd_add(conn, args) -> str:
 
 def store_hash(conn, email: str, stored: str, missing: str = "") -> int:
     """Replaces the user's password_hash and revokes their sessions, in one transaction; no such user is a Failure.
-    Returns the number of sessions (refresh-token families) it ended."""
+    Returns the number of sessions it ended. A session a concurrent login writes after this snapshot is bound to the
+    old hash (sessions.credential) and dies at its first refresh."""
     with conn.transaction():
         row = conn.execute("UPDATE users SET password_hash = %s, updated_at = now() WHERE email = %s RETURNING id",
                            (stored, email)).fetchone()
         if row is None:
             raise Failure(f"no user with the e-mail {email}" + (f" {missing}" if missing else ""))
-        ended = conn.execute("UPDATE refresh_tokens SET revoked_at = now() WHERE user_id = %s AND revoked_at IS NULL "
-                             "RETURNING family_id", (row[0],)).fetchall()
-    return len({r[0] for r in ended})
+        ended = conn.execute("UPDATE sessions SET revoked_at = now() WHERE user_id = %s AND revoked_at IS NULL",
+                             (row[0],)).rowcount
+    return ended
 
 
 def sessions(n: int) -> str:
@@ -200,11 +203,15 @@ def cmd_disable(conn, args) -> str:
 
 def cmd_prune(conn, args) -> str:
     with conn.transaction():
+        # A session's tokens go with it (ON DELETE CASCADE); a used token of a live session stays until it expired
+        # a day ago, so that presenting it again is still recognised as reuse.
+        ended = conn.execute("DELETE FROM sessions WHERE expires_at < now() - interval '1 day' "
+                             "OR revoked_at < now() - interval '1 day'").rowcount
         tokens = conn.execute("DELETE FROM refresh_tokens WHERE expires_at < now() - interval '1 day'").rowcount
         counts = conn.execute("DELETE FROM login_failures WHERE window_start < now() - %s * interval '1 second'",
                               (args.window,)).rowcount
-    return f"pruned {tokens} expired refresh token{'' if tokens == 1 else 's'} and {counts} failure count" \
-           f"{'' if counts == 1 else 's'}"
+    return f"pruned {ended} ended session{'' if ended == 1 else 's'}, {tokens} expired refresh token" \
+           f"{'' if tokens == 1 else 's'} and {counts} failure count{'' if counts == 1 else 's'}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -221,7 +228,8 @@ def parser() -> argparse.ArgumentParser:
     reset.add_argument("--password-stdin", action="store_true", help="read the password as one line from stdin")
     disable = sub.add_parser("disable", help="refuse every login of the user (invalid_grant in every stack)")
     disable.add_argument("email")
-    prune = sub.add_parser("prune", help="delete expired refresh tokens and passed failure windows (run daily)")
+    prune = sub.add_parser("prune", help="delete ended sessions, expired refresh tokens and passed failure windows "
+                                         "(run daily)")
     prune.add_argument("--window", type=positive, default=300, metavar="SECONDS",
                        help="the services' LOGIN_FAILURE_WINDOW_SECONDS (default 300): older counts are deleted")
     return ap

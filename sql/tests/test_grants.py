@@ -1,5 +1,5 @@
 """sql/grants.sql against a throw-away PostgreSQL: the role runs every statement of the contract (spec/README.md §7,
-read from the contract itself) and nothing else. .venv/bin/python -m pytest sql/tests"""
+read from the contract itself) and nothing else; the statements' races at the SQL level. .venv/bin/python -m pytest sql/tests"""
 from __future__ import annotations
 
 import hashlib
@@ -62,43 +62,93 @@ def test_the_contract_lists_six_statements():
     assert len(STATEMENTS) == 6, STATEMENTS
 
 
+def prepared() -> str:
+    """The six statements of §7, prepared as the stacks prepare them (parameters typed by the server)."""
+    return f"""
+PREPARE find_login AS {statement("WITH attempt AS")};
+PREPARE give_back AS {statement("UPDATE login_failures")};
+PREPARE start_session AS {statement("WITH session AS", having="INSERT INTO sessions")};
+PREPARE rotate AS {statement("WITH session AS", having="FOR SHARE OF s")};
+PREPARE revoke_reused AS {statement("UPDATE sessions", having="used_at IS NOT NULL")};
+PREPARE revoke AS {statement("UPDATE sessions", lacking="used_at IS NOT NULL")};
+"""
+
+
+def john_hash(db) -> str:
+    return db.psql("SELECT password_hash FROM users WHERE email = 'john@example.com'")
+
+
 def test_every_statement_of_the_contract_runs_as_the_role(db):
-    """The password grant's lookup, a failure counted twice (the upsert's update path), a session started, rotated,
-    the used token presented again (the family revoked), a token revoked: every statement as the stacks prepare it
-    (parameters typed by the server), as the role."""
+    """Attempts reserved up to the lock and given back, a session refused for a changed hash and then started, rotated,
+    the used token presented again (the family revoked), a session revoked: every statement as the role."""
     family, client = uuid.uuid4(), f"grants-{uuid.uuid4().hex[:8]}"
-    first, second, other = (f"{client}-{n}" for n in ("first", "second", "other"))
-    script = f"""
-PREPARE find_login AS {statement("SELECT u.id")};
-PREPARE count_failure AS {statement("INSERT INTO login_failures")};
-PREPARE start_session AS {statement("WITH cleared AS")};
-PREPARE rotate AS {statement("WITH used AS")};
-PREPARE revoke_reused AS {statement("UPDATE refresh_tokens", having="used_at IS NOT NULL")};
-PREPARE revoke AS {statement("UPDATE refresh_tokens", lacking="used_at IS NOT NULL")};
-EXECUTE count_failure('John@Example.com', 300);
-EXECUTE count_failure('John@Example.com', 300);
+    first, second, other, refused = (f"{client}-{n}" for n in ("first", "second", "other", "refused"))
+    hashed = john_hash(db)
+    db.psql("DELETE FROM login_failures WHERE username = 'john@example.com'")
+    count = "SELECT 'count', failures FROM login_failures WHERE username = 'john@example.com';"
+    script = prepared() + f"""
 EXECUTE find_login('John@Example.com', 2, 300);
-EXECUTE start_session('John@Example.com', {sha(first)}, '{family}', ({JOHN_ID}), '{client}', 3600);
 EXECUTE find_login('John@Example.com', 2, 300);
+EXECUTE find_login('John@Example.com', 2, 300);
+{count}
+EXECUTE give_back('John@Example.com');
+EXECUTE give_back('John@Example.com');
+EXECUTE find_login('John@Example.com', 2, 300);
+EXECUTE start_session('John@Example.com', {sha(refused)}, '{uuid.uuid4()}', ({JOHN_ID}), '{client}', 3600, 7200,
+                      'not the hash the check verified');
+{count}
+EXECUTE start_session('John@Example.com', {sha(first)}, '{family}', ({JOHN_ID}), '{client}', 3600, 7200, '{hashed}');
+SELECT 'cleared', count(*) FROM login_failures WHERE username = 'john@example.com';
 EXECUTE rotate({sha(first)}, NULL, {sha(second)}, 3600);
 EXECUTE rotate({sha(first)}, NULL, {sha(other)}, 3600);
 EXECUTE revoke_reused({sha(first)});
-EXECUTE start_session('john@example.com', {sha(other)}, '{uuid.uuid4()}', ({JOHN_ID}), '{client}', 3600);
+EXECUTE rotate({sha(second)}, NULL, {sha(other)}, 3600);
+EXECUTE start_session('john@example.com', {sha(other)}, '{uuid.uuid4()}', ({JOHN_ID}), '{client}', 3600, 7200,
+                      '{hashed}');
 EXECUTE revoke({sha(other)});
 """
     res = as_role(db, script)
     assert res.returncode == 0, res.stderr
     rows = [line for line in res.stdout.splitlines() if line.strip()]
-    john = db.psql(f"SELECT id || '|johndoe|John Doe|john@example.com|' || password_hash FROM users "
-                   f"WHERE email = 'john@example.com'")
-    assert rows[0].startswith(john + "|") and int(rows[0].rsplit("|", 1)[1]) > 0, \
-        f"two failures with LOGIN_MAX_FAILURES=2 lock the username: {rows[0]}"
-    assert rows[1] == john + "|", f"the session's start cleared the failures: {rows[1]}"
-    assert rows[2] == f"{john}|{family}|{client}", f"the rotation returns the user, the family and its client: {rows[2]}"
-    assert len(rows) == 3, f"the second rotation of a used token returns nothing: {rows}"
-    state = db.psql(f"SELECT count(*) FILTER (WHERE used_at IS NOT NULL), count(*) FILTER (WHERE revoked_at IS NOT NULL),"
-                    f" count(*) FROM refresh_tokens WHERE client_id = '{client}'")
-    assert state == "1|3|3", f"(used, revoked, all) of the run's tokens: {state}"
+    john = db.psql("SELECT id || '|johndoe|John Doe|john@example.com|' || password_hash FROM users "
+                   "WHERE email = 'john@example.com'")
+    assert rows[0] == john + "|" and rows[1] == john + "|", f"two attempts within LOGIN_MAX_FAILURES=2: {rows[:2]}"
+    assert rows[2].startswith(john + "|") and int(rows[2].rsplit("|", 1)[1]) > 0, f"the third is locked: {rows[2]}"
+    assert rows[3] == "count|3", f"reservations stop at LOGIN_MAX_FAILURES + 1: {rows[3]}"
+    assert rows[4] == john + "|", f"two given back, the next attempt is the second: {rows[4]}"
+    assert rows[5] == "count|2", f"a refused session clears nothing: {rows[5]}"
+    assert rows[6] == "cleared|0", f"the session's start cleared the count: {rows[6]}"
+    assert rows[7] == f"{john}|{family}|{client}", f"the rotation returns the user, the family and its client: {rows[7]}"
+    assert len(rows) == 8, f"a used token and a token of a revoked family rotate to nothing: {rows}"
+    sessions = db.psql(f"SELECT count(*), count(*) FILTER (WHERE revoked_at IS NOT NULL) FROM sessions "
+                       f"WHERE client_id = '{client}'")
+    assert sessions == "2|2", f"(all, revoked) sessions of the run: {sessions}"
+    tokens = db.psql(f"SELECT count(*), count(*) FILTER (WHERE used_at IS NOT NULL) FROM refresh_tokens t "
+                     f"JOIN sessions s USING (family_id) WHERE s.client_id = '{client}'")
+    assert tokens == "3|1", f"(all, used) tokens of the run: {tokens}"
+    assert db.psql(f"SELECT count(*) FROM refresh_tokens WHERE token_hash = {sha(refused)}") == "0"
+
+
+def test_the_limits_of_a_session(db):
+    """A refresh token expires at the earlier of its TTL and its session's end; rotation never extends the session;
+    another client's token and a session past its end rotate to nothing."""
+    family, client = uuid.uuid4(), f"limits-{uuid.uuid4().hex[:8]}"
+    first, second, third = (f"{client}-{n}" for n in ("first", "second", "third"))
+    script = prepared() + f"""
+EXECUTE start_session('john@example.com', {sha(first)}, '{family}', ({JOHN_ID}), '{client}', 3600, 60, '{john_hash(db)}');
+EXECUTE rotate({sha(first)}, 'another-client', {sha(second)}, 3600);
+EXECUTE rotate({sha(first)}, '{client}', {sha(second)}, 3600);
+"""
+    res = as_role(db, script)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().endswith(f"|{family}|{client}") and res.stdout.count(str(family)) == 1, res.stdout
+    ends = db.psql("SELECT s.expires_at - s.created_at, bool_and(t.expires_at <= s.expires_at), count(*) "
+                   f"FROM sessions s JOIN refresh_tokens t USING (family_id) WHERE s.family_id = '{family}' "
+                   "GROUP BY s.expires_at, s.created_at")
+    assert ends == "00:01:00|t|2", f"(session's lifetime, every token within it, tokens): {ends}"
+    db.psql(f"UPDATE sessions SET expires_at = now() - interval '1 second' WHERE family_id = '{family}'")
+    res = as_role(db, prepared() + f"EXECUTE rotate({sha(second)}, NULL, {sha(third)}, 3600);")
+    assert res.returncode == 0 and res.stdout.strip() == "", (res.stdout, res.stderr)
 
 
 @pytest.mark.parametrize("sql", [
@@ -108,16 +158,26 @@ EXECUTE revoke({sha(other)});
     "UPDATE users SET password_hash = 'x' WHERE email = 'john@example.com'",
     "INSERT INTO users (id, username, name, email, password_hash) VALUES (gen_random_uuid(), 'g', 'G', 'g@example.org', 'h')",
     "DELETE FROM users WHERE email = 'broken@example.com'",
+    "SELECT created_at FROM sessions",
+    "DELETE FROM sessions",
+    "UPDATE sessions SET expires_at = now() + interval '1 year'",
+    "UPDATE sessions SET credential = credential",
+    "UPDATE sessions SET user_id = user_id",
+    "UPDATE sessions SET client_id = client_id",
+    "INSERT INTO sessions (family_id, user_id, client_id, credential, expires_at, created_at) "
+    f"VALUES (gen_random_uuid(), ({JOHN_ID}), 'c', {sha('x')}, now(), now())",
     "SELECT issued_at FROM refresh_tokens",
     "DELETE FROM refresh_tokens",
-    "UPDATE refresh_tokens SET user_id = user_id",
     "UPDATE refresh_tokens SET expires_at = now() + interval '1 year'",
     "UPDATE refresh_tokens SET family_id = family_id",
-    "INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at, issued_at) "
-    f"VALUES ({sha('x')}, gen_random_uuid(), ({JOHN_ID}), 'c', now(), now())",
+    "INSERT INTO refresh_tokens (token_hash, family_id, expires_at, issued_at) "
+    f"VALUES ({sha('x')}, gen_random_uuid(), now(), now())",
+    "INSERT INTO refresh_tokens (token_hash, family_id, expires_at, used_at) "
+    f"VALUES ({sha('x')}, gen_random_uuid(), now(), now())",
     "UPDATE login_failures SET username = username",
     "TRUNCATE login_failures",
     "TRUNCATE refresh_tokens",
+    "TRUNCATE sessions",
     "SELECT * FROM channels",
     "SELECT * FROM channel_members",
     "INSERT INTO messages (id, channel_id, user_id, content) VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'x')",
@@ -149,7 +209,7 @@ def test_the_role_is_not_privileged(db):
 def test_a_rerun_is_harmless_and_takes_back_what_was_granted_since(db):
     before = privileges(db)
     assert "users.created_at" not in before and "users:SELECT" not in before
-    db.psql(f"GRANT ALL ON users, channels, refresh_tokens TO {ROLE}")
+    db.psql(f"GRANT ALL ON users, channels, sessions, refresh_tokens TO {ROLE}")
     assert as_role(db, "SELECT * FROM users LIMIT 1;").returncode == 0
     for _ in range(2):
         res = subprocess.run([stackctl.psql_bin(), db.url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(GRANTS)],

@@ -207,15 +207,33 @@ def test_schema_missing(db):
     one_error_line(run(db, "disable", "a@example.org", url=url), 1, "load sql/schema.sql first")
 
 
-def add_session(db, email: str, family: str, expires: str = "now() + interval '1 day'") -> None:
-    """A refresh token as a stack writes it (spec/README.md §7): a random 32-byte hash, the family, the user."""
-    db.psql("INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at) "
-            f"SELECT gen_random_bytes(32), '{family}', id, 'public', {expires} FROM users WHERE email = '{email}'")
+def add_session(db, email: str, family: str, expires: str = "now() + interval '1 day'",
+                revoked: str = "NULL") -> None:
+    """A session and its first refresh token as a stack writes them (spec/README.md §7, statement S): the credential
+    is the SHA-256 of the user's hash now."""
+    db.psql("INSERT INTO sessions (family_id, user_id, client_id, credential, expires_at, revoked_at) "
+            f"SELECT '{family}', id, 'public', sha256(convert_to(password_hash, 'UTF8')), {expires}, {revoked} "
+            f"FROM users WHERE email = '{email}'")
+    add_token(db, family, expires)
+
+
+def add_token(db, family: str, expires: str = "now() + interval '1 day'") -> None:
+    """One more refresh token of the session (a rotation's successor): a random 32-byte hash."""
+    db.psql(f"INSERT INTO refresh_tokens (token_hash, family_id, expires_at) VALUES (gen_random_bytes(32), '{family}', "
+            f"{expires})")
 
 
 def live_families(db, email: str) -> set[str]:
-    out = db.psql("SELECT DISTINCT family_id FROM refresh_tokens t JOIN users u ON u.id = t.user_id "
-                  f"WHERE u.email = '{email}' AND t.revoked_at IS NULL")
+    """The user's sessions that are alive (spec/README.md §6): not revoked, not past their end, the hash unchanged."""
+    out = db.psql("SELECT s.family_id FROM sessions s JOIN users u ON u.id = s.user_id "
+                  f"WHERE u.email = '{email}' AND s.revoked_at IS NULL AND s.expires_at > now() "
+                  "AND s.credential = sha256(convert_to(u.password_hash, 'UTF8'))")
+    return set(out.split()) if out else set()
+
+
+def revoked_families(db, email: str) -> set[str]:
+    out = db.psql("SELECT s.family_id FROM sessions s JOIN users u ON u.id = s.user_id "
+                  f"WHERE u.email = '{email}' AND s.revoked_at IS NOT NULL")
     return set(out.split()) if out else set()
 
 
@@ -224,35 +242,57 @@ def test_reset_and_disable_end_the_users_sessions(db):
         assert run(db, "add", f"{who}@example.org", who.title(), "--password-stdin", stdin=PASSWORD).returncode == 0
     families = [str(uuid.uuid4()) for _ in range(3)]
     add_session(db, "kim@example.org", families[0])
-    add_session(db, "kim@example.org", families[0])  # a rotated token of the same session
+    add_token(db, families[0])  # a rotated token of the same session
     add_session(db, "kim@example.org", families[1])
     add_session(db, "lou@example.org", families[2])
+    assert live_families(db, "kim@example.org") == set(families[:2])
     res = run(db, "reset", "kim@example.org", "--password-stdin", stdin="an0ther passphrase\n")
     assert res.returncode == 0 and res.stdout.strip().endswith("; 2 sessions ended"), (res.stdout, res.stderr)
     assert live_families(db, "kim@example.org") == set()
+    assert revoked_families(db, "kim@example.org") == set(families[:2]), "revoked, not only dead by the credential"
     assert live_families(db, "lou@example.org") == {families[2]}, "another user's session is not touched"
     res = run(db, "disable", "lou@example.org")
     assert res.returncode == 0 and res.stdout.strip().endswith("; 1 session ended"), (res.stdout, res.stderr)
     assert live_families(db, "lou@example.org") == set()
+    assert revoked_families(db, "lou@example.org") == {families[2]}
+
+
+def test_a_session_written_against_the_old_hash_is_dead_after_a_reset(db):
+    """A login in flight during a reset: its session carries the credential of the hash it verified (the old one)."""
+    assert run(db, "add", "ned@example.org", "Ned", "--password-stdin", stdin=PASSWORD).returncode == 0
+    old = db.psql("SELECT sha256(convert_to(password_hash, 'UTF8')) FROM users WHERE email = 'ned@example.org'")
+    assert run(db, "reset", "ned@example.org", "--password-stdin", stdin="an0ther passphrase\n").returncode == 0
+    family = str(uuid.uuid4())
+    db.psql("INSERT INTO sessions (family_id, user_id, client_id, credential, expires_at) "
+            f"SELECT '{family}', id, 'public', '{old}'::bytea, now() + interval '1 day' FROM users "
+            "WHERE email = 'ned@example.org'")
+    assert live_families(db, "ned@example.org") == set()
 
 
 def test_prune_deletes_only_what_is_over(db):
     assert run(db, "add", "max@example.org", "Max", "--password-stdin", stdin=PASSWORD).returncode == 0
-    live, old, recent = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    live, old, recent, revoked, fresh_revoked = (str(uuid.uuid4()) for _ in range(5))
     add_session(db, "max@example.org", live)
+    add_token(db, live, "now() - interval '2 days'")  # an old token of a live session
     add_session(db, "max@example.org", old, "now() - interval '2 days'")
     add_session(db, "max@example.org", recent, "now() - interval '1 hour'")  # kept a day: reuse still detected
+    add_session(db, "max@example.org", revoked, revoked="now() - interval '2 days'")
+    add_session(db, "max@example.org", fresh_revoked, revoked="now() - interval '1 hour'")
     db.psql("INSERT INTO login_failures VALUES ('a@example.org', 3, now() - interval '10 minutes'), "
             "('b@example.org', 2, now() - interval '1 minute')")
     res = run(db, "prune")
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "pruned 1 expired refresh token and 1 failure count", res.stdout
-    families = set(db.psql("SELECT family_id FROM refresh_tokens t JOIN users u ON u.id = t.user_id "
+    assert res.stdout.strip() == "pruned 2 ended sessions, 1 expired refresh token and 1 failure count", res.stdout
+    families = set(db.psql("SELECT family_id FROM sessions s JOIN users u ON u.id = s.user_id "
                            "WHERE u.email = 'max@example.org'").split())
-    assert families == {live, recent}
+    assert families == {live, recent, fresh_revoked}
+    tokens = db.psql("SELECT family_id FROM refresh_tokens t JOIN sessions s USING (family_id) "
+                     "JOIN users u ON u.id = s.user_id WHERE u.email = 'max@example.org' ORDER BY 1").split()
+    assert sorted(tokens) == sorted([live, recent, fresh_revoked]), "a pruned session's tokens went with it"
     assert db.psql("SELECT string_agg(username, ',') FROM login_failures") == "b@example.org"
     res = run(db, "prune", "--window", "30")
-    assert res.returncode == 0 and res.stdout.strip() == "pruned 0 expired refresh tokens and 1 failure count"
+    assert res.returncode == 0 and res.stdout.strip() == \
+        "pruned 0 ended sessions, 0 expired refresh tokens and 1 failure count", res.stdout
     assert db.psql("SELECT count(*) FROM login_failures") == "0"
 
 
