@@ -2,11 +2,13 @@
 (`signbench`), and the check that a JVM stack signs with the native provider."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import statistics
 import subprocess
-import contextlib
+import sys
 
 from stackctl import Stack, ToolError
 
@@ -118,3 +120,57 @@ def _signbench_once(stack: Stack, env: dict, seconds: float) -> dict:
         "token_pairs_per_s_per_core": pairs / cpu,
         "pair_ms": cpu * 1000 / pairs,
     }
+
+
+class CeilingLog:
+    """OpenSSL's ceiling sampled again and again through the run (at the start, before each stack, before each
+    repeat of the sweep, before the open loop, at the end: each sample the best of `runs` readings), so that the
+    run has one ceiling, the same for every stack: the median of its samples (run_ceiling), with their spread. A
+    stack's numbers are no longer divided by the machine's speed of its own moment."""
+
+    def __init__(self, key_type: str, seconds: int, runs: int):
+        self.key_type, self.seconds, self.runs = key_type, seconds, runs
+        self.first: dict | None = None
+        self.samples: list[dict] = []
+
+    def sample(self, at: str) -> dict | None:
+        """One more sample (`at` says when); the reading, or None when openssl failed (said on stderr)."""
+        try:
+            c = openssl_ceiling(self.key_type, self.seconds, self.runs)
+        except ToolError as e:
+            print(f"bench: {e}", file=sys.stderr)
+            return None
+        self.first = self.first or c
+        self.samples.append({"at": at, "signs_per_s_per_core": c["signs_per_s_per_core"],
+                             "runs_signs_per_s_per_core": c["runs_signs_per_s_per_core"]})
+        return c
+
+    def ceiling(self) -> dict | None:
+        return run_ceiling(self.first, self.samples) if self.first and self.samples else None
+
+
+def run_ceiling(base: dict, samples: list[dict]) -> dict:
+    """The run's one ceiling: the median of the samples' signatures/s per core, its spread (min–max) and every
+    sample, with the keys a single reading has (sign_ms, token pairs) so that every reader of `ceiling` reads it."""
+    vals = [s["signs_per_s_per_core"] for s in samples]
+    med = statistics.median(vals)
+    return {**{k: base[k] for k in ("tool", "key_type", "alg", "signature", "openssl_speed") if k in base},
+            "signs_per_s_per_core": med, "sign_ms": 1000 / med, "token_pairs_per_s_per_core": med / 2,
+            "token_pairs_per_s_all_cores": med / 2 * (os.cpu_count() or 1),
+            "basis": f"median of {len(vals)} samples through the run, each the best of its readings",
+            "spread": {"min": min(vals), "median": med, "max": max(vals)}, "samples": samples}
+
+
+def own_ceiling_through_run(first: dict, at_first: str, later: list[tuple[str, dict]]) -> dict:
+    """A stack's own ceiling measured more than once in the run (before its start, and at the end): its pair cost
+    is the median of the samples' (`pair_ms`, `token_pairs_per_s_per_core` follow), with their spread and every
+    sample. The provider is the first sample's (the same binary signs each time)."""
+    samples = [{"at": at, "pair_ms": c["pair_ms"], "token_pairs_per_s_per_core": round(c["token_pairs_per_s_per_core"], 1),
+                "runs_token_pairs_per_s_per_core": c.get("runs_token_pairs_per_s_per_core")}
+               for at, c in [(at_first, first), *later]]
+    ms = [s["pair_ms"] for s in samples]
+    med = statistics.median(ms)
+    return {**{k: v for k, v in first.items() if k not in ("samples", "pair_ms_spread")},
+            "pair_ms": med, "token_pairs_per_s_per_core": 1000 / med,
+            "basis": f"median of {len(ms)} samples through the run, each the fastest of its runs",
+            "pair_ms_spread": {"min": min(ms), "median": med, "max": max(ms)}, "samples": samples}

@@ -62,7 +62,16 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         "Throughput counts 200 answers only. Median of the repeats, [min–max] beside it.",
         "",
     ]
-    if ceiling:
+    if ceiling and ceiling.get("samples"):
+        sp = ceiling["spread"]
+        lines += [f"The run's ceiling ({ceiling['tool']}): {ceiling['signs_per_s_per_core']:.0f} "
+                  f"{signature_name(ceiling)} signatures/s per core [{sp['min']:.0f}–{sp['max']:.0f}] = "
+                  f"{ceiling['token_pairs_per_s_per_core']:.0f} token pairs/s per core, the median of "
+                  f"{len(ceiling['samples'])} samples through the run (" + ", ".join(
+                      f"{x['at']} {x['signs_per_s_per_core']:.0f}" for x in ceiling["samples"])
+                  + "; each the best of its readings). Every crypto share and every own cost without a signbench "
+                  "below divides by it, the same for every stack.", ""]
+    elif ceiling:
         lines += [f"Ceiling at the start of the run ({ceiling['tool']}, best of "
                   f"{len(ceiling.get('runs_signs_per_s_per_core') or [1])}): {ceiling['signs_per_s_per_core']:.0f} "
                   f"{signature_name(ceiling)} signatures/s per core = {ceiling['token_pairs_per_s_per_core']:.0f} "
@@ -73,10 +82,11 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                   ""]
     owned = [r for r in results if r.get("openssl_ceiling") or r.get("own_ceiling") or r.get("own_ceiling_error")]
     if owned:
-        lines += ["Measured again right before each stack (the machine's speed drifts), each the best of its runs "
-                  "(all of them in results.json), and each stack's own ceiling (`signbench`: the service's own signer, "
-                  "settings and key issue token pairs on one thread; per CPU second of that thread). A stack's shares "
-                  "below divide by these:", "",
+        lines += ["OpenSSL's sample right before each stack, and each stack's own ceiling (`signbench`: the service's "
+                  "own signer, settings and key issue token pairs on one thread; per CPU second of that thread; the "
+                  "median of its samples, before the stack and at the end of the run, each the fastest of its runs, "
+                  "all of them in results.json). Own share and own cost divide by the stack's own ceiling, crypto "
+                  "share by the run's:", "",
                   f"| stack | OpenSSL {OPENSSL_SPEED[key_type][2] + ' ' if key_type in OPENSSL_SPEED else ''}"
                   "signatures/s per core | own provider | own token pairs/s per core | own ms per pair "
                   "| own vs OpenSSL (2 signatures) |",
@@ -89,7 +99,8 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                 why = f"failed: {r['own_ceiling_error'][:120]}" if r.get("own_ceiling_error") else "no signbench"
                 lines.append(f"| {r['name']} | {signs} | {why} | n/a | n/a | n/a |")
                 continue
-            vs = f"{2 * c['sign_ms'] / o['pair_ms']:.0%}" if c else "n/a"
+            run_c = ceiling or c
+            vs = f"{2 * run_c['sign_ms'] / o['pair_ms']:.0%}" if run_c else "n/a"
             lines.append(f"| {r['name']} | {signs} | {o['provider']} | {o['token_pairs_per_s_per_core']:.0f} | "
                          f"{o['pair_ms']:.3f} | {vs} |")
         lines.append("")
@@ -241,7 +252,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
     if basic:
         lines += ["", "Verified `basic` only (answers 200 with two JWTs, signatures not checked): "
                   + ", ".join(r["name"] for r in basic) + "."]
-    lines += ["", "Crypto share = 2 × (one signature's CPU time, OpenSSL, measured before the stack) ÷ the server's CPU "
+    lines += ["", "Crypto share = 2 × (one signature's CPU time, OpenSSL, the run's ceiling) ÷ the server's CPU "
               "time per request. Own share = the stack's own CPU time per token pair (signbench) ÷ its CPU time per "
               "request. Signing ms/pair = the stack's own CPU time per token pair (signbench; † = OpenSSL's two "
               "signatures, the stack has no signbench). Own cost = server CPU per request − signing ms/pair × the "
@@ -261,7 +272,7 @@ def signing_cell(result: dict, ceiling: dict | None) -> str:
         return f"{result['own_ceiling']['pair_ms']:.3f}"
     if result.get("target") == "url":  # a service this runner did not start: its key is not known
         return "n/a"
-    c = result.get("openssl_ceiling") or ceiling
+    c = ceiling or result.get("openssl_ceiling")
     return f"{2 * c['sign_ms']:.3f}†" if c else "n/a"
 
 

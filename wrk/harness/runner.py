@@ -17,7 +17,7 @@ from pathlib import Path
 import stackctl
 from stackctl import ROOT, Stack, ToolError
 
-from harness.ceilings import openssl_ceiling, own_ceiling, provider_problem
+from harness.ceilings import CeilingLog, own_ceiling, own_ceiling_through_run, provider_problem
 from harness.cgroups import Cgroup, resolve_cpuset
 from harness.cli import Progress, estimated_seconds, parse_args
 from harness.environment import environment
@@ -65,11 +65,12 @@ def stop_live(live: Live, settings: Settings) -> None:
         attribute_gc_pauses(result.open_loop, gc_pauses(Path(result.gc_log)))
 
 
-def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: Progress, workdir: Path) -> Live | None:
+def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: Progress, workdir: Path,
+                  ceilings: CeilingLog | None = None) -> Live | None:
     """Build, gate, ceilings, start-up probes, start (kept running), verification. Returns the live server, or
     None with the reason in the result (appended to `results` by the caller through live/none)."""
     result = StackResult(stack.name, stack.manifest.get("description", ""), "local")
-    live = Live(stack.name, "", result)
+    live = Live(stack.name, "", result, stack=stack)
     try:
         if settings.build:
             progress.say(stack.name, "release build")
@@ -89,13 +90,13 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
 
     port = stackctl.free_port()
     env = stack.contract_env(db_url, port, settings.key_type, **stackctl.BENCH_ENV)
-    # The machine's speed drifts by several per cent over minutes (a shared VM): the ceilings this stack's
-    # numbers are divided by are measured right before it, not once at the start of the run.
-    progress.say(stack.name, f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} (best of {settings.signbench_runs})")
-    try:
-        result.openssl_ceiling = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
-    except ToolError as e:
-        print(f"bench: {e}", file=sys.stderr)
+    live.env = env
+    # The machine's speed drifts by several per cent over minutes (a shared VM): OpenSSL's ceiling is sampled
+    # through the run, here before each stack too (kept as the stack's `openssl_ceiling`), and every share uses
+    # the run's one ceiling, the median of the samples (CeilingLog).
+    if ceilings:
+        progress.say(stack.name, f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} (best of {settings.signbench_runs})")
+        result.openssl_ceiling = ceilings.sample(f"before {stack.name}")
     own_error = None
     if "signbench" in stack.manifest:
         progress.say(stack.name, f"own signing ceiling (signbench, best of {settings.signbench_runs})")
@@ -202,12 +203,35 @@ def measure(result: StackResult, url: str, settings: Settings, progress: Progres
     live.mark("end")
 
 
+def own_ceilings_again(lives: list[Live], settings: Settings, progress: Progress) -> None:
+    """Each stack's signbench once more at the end of the run (all servers still up, none under load): its own
+    ceiling becomes the median of its samples (own_ceiling_through_run)."""
+    for live in lives:
+        first = live.result.own_ceiling
+        if live.failed or not first or live.stack is None or "signbench" not in live.stack.manifest:
+            continue
+        progress.say(live.name, f"own signing ceiling again (signbench, best of {settings.signbench_runs})")
+        try:
+            again = own_ceiling(live.stack, live.env, settings.signbench_s, settings.signbench_runs)
+        except ToolError as e:
+            print(f"bench: {e}", file=sys.stderr)
+            continue
+        live.result.own_ceiling = own_ceiling_through_run(first, f"before {live.name}", [("end of the run", again)])
+
+
 def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, db_url: str | None, pg,
-                progress: Progress, workdir: Path, order_log: list) -> list[StackResult]:
+                progress: Progress, workdir: Path, order_log: list,
+                ceilings: CeilingLog | None = None) -> list[StackResult]:
     lives: list[Live] = []
+    algo = OPENSSL_SPEED[settings.key_type][0]
+
+    def between(at: str):
+        if ceilings:
+            progress.say("ceiling", f"openssl speed {algo} ({at})")
+            ceilings.sample(at)
     try:
         for stack in stacks:
-            lives.append(prepare_stack(stack, settings, db_url, pg, progress, workdir))
+            lives.append(prepare_stack(stack, settings, db_url, pg, progress, workdir, ceilings))
             if lives[-1].failed:
                 stop_live(lives[-1], settings)
         for name, url in urls.items():
@@ -219,9 +243,12 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
             elif settings.primer:
                 progress.say(live.name, "primer c=8", settings.primer)
                 live.result.primer = load_run(live, settings, 8, settings.primer, "primer", measured=False)
-        sweep([lv for lv in up if not lv.failed], settings, progress, order_log)
+        sweep([lv for lv in up if not lv.failed], settings, progress, order_log,
+              before_repeat=lambda rep: between(f"before sweep repeat {rep + 1}"))
         if settings.open_loop:
+            between("before the open loop")
             open_loop([lv for lv in up if not lv.failed], settings, progress, order_log)
+        own_ceilings_again([lv for lv in up if not lv.failed], settings, progress)
     except KeyboardInterrupt:
         print("bench: interrupted; writing what was measured", file=sys.stderr)
         for live in lives:
@@ -334,11 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     env = environment(settings, stacks)
 
     progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]}")
-    ceiling = None
-    try:
-        ceiling = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
-    except ToolError as e:
-        print(f"bench: {e}", file=sys.stderr)
+    ceilings = CeilingLog(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
+    ceilings.sample("start of the run")
 
     measured: list[StackResult] = []
     order: list = []
@@ -351,9 +375,10 @@ def main(argv: list[str] | None = None) -> int:
                 measured.append(bench_url(name, url, settings, progress))
         elif stacks:
             with stackctl.database() as (db_url, pg):
-                measured.extend(bench_local(stacks, settings.urls, settings, db_url, pg, progress, out, order))
+                measured.extend(bench_local(stacks, settings.urls, settings, db_url, pg, progress, out, order,
+                                            ceilings))
         else:
-            measured.extend(bench_local([], settings.urls, settings, None, None, progress, out, order))
+            measured.extend(bench_local([], settings.urls, settings, None, None, progress, out, order, ceilings))
     except KeyboardInterrupt:
         print("bench: interrupted; writing what was measured", file=sys.stderr)
     except ToolError as e:
@@ -362,17 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     steal1 = system_cpu()
     wall = time.monotonic() - t0
     results = [r.to_json() for r in measured]   # results.json's schema; the statistics and reports read it
-    if ceiling and results:
-        # Once more with every server stopped: how far the machine's own speed moved during the run.
+    if ceilings.samples and results:
+        # Once more with every server stopped.
         progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} again (end of the run)")
-        try:
-            end = openssl_ceiling(settings.key_type, round(settings.signbench_s), settings.signbench_runs)
-            ceiling["end_of_run"] = {"signs_per_s_per_core": end["signs_per_s_per_core"],
-                                     "runs_signs_per_s_per_core": end.get("runs_signs_per_s_per_core"),
-                                     "ratio_to_start": round(end["signs_per_s_per_core"]
-                                                             / ceiling["signs_per_s_per_core"], 3)}
-        except ToolError as e:
-            print(f"bench: {e}", file=sys.stderr)
+        ceilings.sample("end of the run")
+    ceiling = ceilings.ceiling()   # the run's one ceiling: the median of its samples, the same for every stack
     env["steal_cores_whole_run"] = round((steal1["steal"] - steal0["steal"]) / wall, 4) if wall > 0 else None
     for r in results:
         r["summary"] = summarize(r, ceiling)

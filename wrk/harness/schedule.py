@@ -9,6 +9,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from stackctl import ToolError
 
@@ -51,6 +52,8 @@ class Live:
     pg_pid: int | None = None
     log_path: Path | None = None
     stopped: bool = False
+    stack: Any = None            # the stackctl.Stack it runs (its signbench is measured again at the end)
+    env: dict | None = None      # the environment it runs with
 
     @property
     def pid(self) -> int | None:
@@ -134,7 +137,8 @@ def rotated(items: list, k: int) -> list:
     return items[k:] + items[:k]
 
 
-def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
+def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: list,
+          before_repeat: Callable[[int], Any] | None = None) -> None:
     """The closed-loop sweep, every stack up at once. First, at each concurrency, each stack warmed up until
     stable. Then the repeats: in repeat k both the concurrencies and the stacks in an order rotated by k (16, 64,
     256 / 64, 256, 16 / 256, 16, 64), and before every measured run one unmeasured window at its concurrency (the
@@ -149,6 +153,8 @@ def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: 
                 live.governor.set_balance(0.0)
             live.result.warmups.append(warm_up(live, settings, c, progress))
     for rep in range(settings.repeats):
+        if before_repeat:
+            before_repeat(rep)   # the run's ceiling sampled between the repeats (CeilingLog)
         for c in rotated(settings.concurrency, rep):
             order = [lv for lv in rotated(lives, rep) if not lv.failed]
             order_log.append({"concurrency": c, "repeat": rep + 1, "order": [lv.name for lv in order]})

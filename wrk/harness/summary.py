@@ -47,11 +47,11 @@ def own_cost(cpu_ms: float, result: dict, ceiling: dict | None, share: float = 1
 
 def summarize(result: dict, ceiling: dict | None) -> dict:
     """Medians per concurrency with the repeats' spread (what wrk/compare.py weighs a difference against).
-    Crypto share divides by the OpenSSL ceiling measured just before this stack, else by the run's one; the
+    Crypto share divides by the run's one OpenSSL ceiling (the median of its samples), the same for every stack; the
     stack's own cost per request subtracts its signing (own_cost) from the median CPU per request."""
     if result.get("failed") or not result.get("runs"):
         return {}
-    ceiling = result.get("openssl_ceiling") or ceiling
+    ceiling = ceiling or result.get("openssl_ceiling")   # the run's one ceiling; a stack's own reading if none
     summary: dict = {"by_concurrency": {}}
     for c, runs in result["runs"].items():
         s = {
