@@ -95,8 +95,8 @@ def _sql_statement(text: str, start: str) -> str:
 def test_aot_training_database_is_the_projects_tables_and_seed_users():
     schema = (ROOT / "sql" / "schema.sql").read_text()
     seed = (ROOT / "sql" / "seed.sql").read_text()
-    tables = [_sql_statement(schema, f"CREATE TABLE IF NOT EXISTS {t} (") for t in ("users", "refresh_tokens",
-                                                                                   "login_failures")]
+    tables = [_sql_statement(schema, f"CREATE TABLE IF NOT EXISTS {t} (") for t in ("users", "sessions",
+                                                                                   "refresh_tokens", "login_failures")]
     for name in stackctl.list_stacks():
         if not stackctl.Stack.load(name).uses_java:
             continue
