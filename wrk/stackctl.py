@@ -46,6 +46,7 @@ SERVICE_ROLE = "simple_auth"
 # wrk/docker-ci.sh): values other than the contract's defaults, so a stack that ignores its environment is caught.
 CONFORMANCE_ENV = {"JWT_ISSUER": "https://issuer.conformance.test", "JWT_AUDIENCE": "conformance-api",
                    "TOKEN_TTL_SECONDS": "900", "REFRESH_TTL_SECONDS": "86400",
+                   "REFRESH_MAX_LIFETIME_SECONDS": "2592000",
                    # The suites send thousands of wrong passwords and floods of argon2id checks from one address on
                    # purpose; the limits of spec/README.md §8 are tested by processes of their own
                    # (test_sessions.py), so the shared service runs with them out of the way.
@@ -86,10 +87,21 @@ def log(msg: str) -> None:
     print(f"[stackctl] {msg}", file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(avoid: int | None = None) -> int:
+    """A loopback port nothing listens on now (other than `avoid`, a port already handed out for another purpose)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port != avoid:
+            return port
+
+
+def metrics_port(env: dict) -> int | None:
+    """The METRICS_PORT a service started with `env` serves /metrics on (spec/README.md §3): the contract's default
+    when unset or empty, None when it is not a port number (a start the service refuses)."""
+    value = env.get("METRICS_PORT") or "9091"
+    return int(value) if value.isdigit() else None
 
 
 # --------------------------------------------------------------------------- PostgreSQL
@@ -507,15 +519,19 @@ class Stack:
         with database() as (url, _pg), tempfile.NamedTemporaryFile(prefix=f"aot-{self.name}-", suffix=".log") as out:
             port = free_port()
             base = f"http://127.0.0.1:{port}"
+            env = self.contract_env(url, port)
+            metrics_base = f"http://127.0.0.1:{env['METRICS_PORT']}"
             proc = subprocess.Popen(self.command("run", aot_output=cache), cwd=self.dir,
-                                    env=self.contract_env(url, port), stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+                                    env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
             try:
                 wait_http(base + "/health", proc, 120)
                 for i in range(AOT_TRAINING_ROUNDS):
                     for method, path, ctype, body in training_requests(i):
                         training_call(base, method, path, ctype, body)
                     training_session(base, i)
+                    if i % 10 == 0:  # the metrics port (spec/README.md §3): its one path and its 404
+                        training_call(metrics_base, "GET", "/metrics", None, None)
+                        training_call(metrics_base, "GET", "/nope", None, None)
             except (ToolError, OSError) as e:
                 stop_process(proc)
                 raise ToolError(f"AOT training of {self.name} failed: {e}; output:\n"
@@ -564,12 +580,15 @@ class Stack:
         return subprocess.run(self.command("test"), cwd=self.dir, env=self.env()).returncode
 
     def contract_env(self, database_url: str, port: int, key_type: str = DEFAULT_KEY_TYPE, **overrides: str) -> dict:
-        """The contract's environment (§5), the same for every stack."""
+        """The contract's environment (§5), the same for every stack. METRICS_PORT is a free port of its own (not
+        the contract's 9091), so that several instances on one machine do not collide; `metrics_port(env)` reads
+        it back."""
         env = self.env()
         for var in ("JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"):
             env.pop(var, None)
         env.update({
             "PORT": str(port),
+            "METRICS_PORT": str(free_port(avoid=port)),
             "HOST": "127.0.0.1",
             "DATABASE_URL": database_url,
             "DB_POOL_SIZE": "10",
@@ -714,6 +733,7 @@ def cmd_run(args) -> int:
     stack.ensure_built()
     with database() as (url, _pg):
         env = stack.contract_env(url, args.port, args.key_type)
+        log(f"{stack.name} on port {args.port}, /metrics on port {env['METRICS_PORT']}")
         # In the foreground the issuer is what a client on this machine calls.
         proc = subprocess.Popen(stack.command("run"), cwd=stack.dir, env=env)
         try:

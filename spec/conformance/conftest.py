@@ -36,6 +36,8 @@ import stackctl  # noqa: E402
 def pytest_addoption(parser):
     parser.addoption("--stack", default=os.environ.get("STACK"), help="stack folder name (actix, akka, axum, spring, zio)")
     parser.addoption("--base-url", default=None, help="test an already-running service instead")
+    parser.addoption("--metrics-url", default=None,
+                     help="with --base-url: where that service serves /metrics (its METRICS_PORT), e.g. http://host:9091")
     parser.addoption("--db-tls", default=None, choices=stackctl.TLS_MODES,
                      help="run against TLS-only PostgreSQL clusters with this sslmode")
     parser.addoption("--key-type", default=stackctl.DEFAULT_KEY_TYPE, choices=list(KEYS),
@@ -106,7 +108,8 @@ def workdir():
 def service(request, stack, workdir, open_database, key_type) -> Service:
     base_url = request.config.getoption("--base-url")
     if base_url:
-        yield Service(base_url.rstrip("/"))
+        metrics = request.config.getoption("--metrics-url")
+        yield Service(base_url.rstrip("/"), metrics_base=metrics.rstrip("/") if metrics else None)
         return
     with open_database() as (url, pg):
         svc = start_service(stack, url, workdir / f"{stack.name}.log", pg, key_type=key_type)

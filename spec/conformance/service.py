@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import requests
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "wrk"))
@@ -35,9 +36,22 @@ class Service:
     log_path: Path | None = None
     pg: stackctl.ThrowawayPostgres | None = None
     stack: stackctl.Stack | None = None
+    # The METRICS_PORT listener (spec/README.md §3), or None when not known (--base-url without --metrics-url).
+    metrics_base: str | None = None
 
     def url(self, path: str) -> str:
         return self.base_url + path
+
+    def metrics_url(self, path: str = "/metrics") -> str:
+        if self.metrics_base is None:
+            pytest.skip("the metrics port of this service is not known (give --metrics-url)")
+        return self.metrics_base + path
+
+    def metrics(self, timeout: float = 10) -> str:
+        """GET /metrics on the metrics port: the text, after checking the status."""
+        r = requests.get(self.metrics_url(), timeout=timeout)
+        assert r.status_code == 200, (r.status_code, r.text[:300])
+        return r.text
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path else ""
@@ -49,7 +63,9 @@ def start_service(stack: stackctl.Stack, database_url: str, log_path: Path, pg=N
     env = stack.contract_env(database_url, port, key_type,
                              **{**stackctl.CONFORMANCE_ENV, **env_overrides})
     proc = stack.spawn(env, log_path)
-    svc = Service(f"http://127.0.0.1:{port}", proc, log_path, pg, stack)
+    mport = stackctl.metrics_port(env)
+    svc = Service(f"http://127.0.0.1:{port}", proc, log_path, pg, stack,
+                  f"http://127.0.0.1:{mport}" if mport else None)
     try:
         stackctl.wait_http(svc.url("/health"), proc, START_TIMEOUT, expect=wait_for)
     except stackctl.ToolError as e:

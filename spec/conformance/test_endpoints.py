@@ -85,7 +85,8 @@ def test_liveness(http, service):
 @pytest.mark.parametrize("content_type", ["multipart/form-data", "text/plain", "application/json"])
 def test_read_only_endpoints_ignore_a_request_content_type(http, service, path, content_type):
     # A GET carries no meaningful body; whatever Content-Type a client sends must not turn it into an error.
-    r = http.get(service.url(path), headers={"Content-Type": content_type}, timeout=10)
+    url = service.metrics_url() if path == "/metrics" else service.url(path)
+    r = http.get(url, headers={"Content-Type": content_type}, timeout=10)
     assert r.status_code == 200, r.text[:300]
     assert media_type(r) == ("text/plain" if path == "/metrics" else "application/json")
 
@@ -93,7 +94,7 @@ def test_read_only_endpoints_ignore_a_request_content_type(http, service, path, 
 @pytest.mark.parametrize("path", ["/", "/nope", "/token/", "/tokens", "/.well-known/openid-configuration/x",
                                   "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration.json",
                                   "/.well-known/jwks.json/x", "/health/x", "/TOKEN", "/health/live/x",
-                                  "/health/liveness", "/metrics/x", "/metric"])
+                                  "/health/liveness", "/metrics", "/metrics/", "/metrics/x", "/metric"])
 def test_unknown_paths_are_404(http, service, path):
     r = http.get(service.url(path), timeout=10)
     assert r.status_code == 404, (path, r.status_code, r.text[:200])
@@ -114,7 +115,7 @@ def test_token_wrong_method_is_405(http, service, method):
     assert r.headers.get("Allow", "").replace(" ", "").upper() == "POST", r.headers.get("Allow")
 
 
-@pytest.mark.parametrize("path", ["/health", "/health/live", "/.well-known/jwks.json", DISCOVERY, "/metrics"])
+@pytest.mark.parametrize("path", ["/health", "/health/live", "/.well-known/jwks.json", DISCOVERY])
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
 def test_read_only_endpoints_wrong_method_is_405(http, service, path, method):
     r = http.request(method, service.url(path), timeout=10)

@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 import stackctl
 from service import AUDIENCE, ISSUER, KEYS, ROOT, TTL, VECTORS, start_service
-from helpers import JOHN, assert_token_pair, at_hash, jose_header, parse_prometheus, verify
-from test_process import NO_DATABASE, assert_refused, run_until_exit
+from helpers import DEFAULT_CLIENT_ID, JOHN, assert_token_pair, at_hash, jose_header, parse_prometheus, verify
+from test_process import assert_refused, no_database, refusals_of
 
 KEY_DIR = ROOT / "spec" / "keys"
 RELOADS = "simpleauth_key_reloads_total"
@@ -45,8 +45,8 @@ def get_json(base_url: str, path: str) -> dict:
     return r.json()
 
 
-def reloads(base_url: str) -> dict[str, float]:
-    samples = parse_prometheus(requests.get(base_url + "/metrics", timeout=10).text)[1]
+def reloads(svc) -> dict[str, float]:
+    samples = parse_prometheus(svc.metrics())[1]
     return {dict(labels).get("result"): value for (name, labels), value in samples.items() if name == RELOADS}
 
 
@@ -81,10 +81,10 @@ def wait_for_first_kid(base_url: str, kid: str) -> dict:
         time.sleep(0.05)
 
 
-def wait_for_reloads(base_url: str, result: str, count: int) -> None:
+def wait_for_reloads(svc, result: str, count: int) -> None:
     deadline = time.monotonic() + RELOAD_WITHIN
-    while reloads(base_url).get(result, 0) < count:
-        assert time.monotonic() < deadline, f"{RELOADS}{{result={result!r}}} did not reach {count}: {reloads(base_url)}"
+    while reloads(svc).get(result, 0) < count:
+        assert time.monotonic() < deadline, f"{RELOADS}{{result={result!r}}} did not reach {count}: {reloads(svc)}"
         time.sleep(0.05)
 
 
@@ -136,9 +136,9 @@ def test_each_key_type_signs_with_its_algorithm(started, key_type):
     assert jose_header(body["access_token"]) == {"alg": key["alg"], "typ": "at+jwt", "kid": key["kid"]}
     assert jose_header(body["id_token"]) == {"alg": key["alg"], "typ": "JWT", "kid": key["kid"]}
     verify(body["access_token"], jwks, ISSUER, AUDIENCE)
-    assert verify(body["id_token"], jwks, ISSUER, AUDIENCE)["at_hash"] == at_hash(body["access_token"], key["alg"])
+    assert verify(body["id_token"], jwks, ISSUER, DEFAULT_CLIENT_ID)["at_hash"] == at_hash(body["access_token"], key["alg"])
     assert f"alg={key['alg']}" in svc.log_text() and key["kid"] in svc.log_text(), "the start-up line names kid and alg"
-    assert reloads(svc.base_url) == {"success": 0, "failure": 0}
+    assert reloads(svc) == {"success": 0, "failure": 0}
 
 
 def test_bundle_default_client_id_and_an_issuer_with_a_path(started):
@@ -157,8 +157,10 @@ def test_bundle_default_client_id_and_an_issuer_with_a_path(started):
     assert discovery["id_token_signing_alg_values_supported"] == ["RS256"]
     body = login(svc.base_url)
     assert verify(body["access_token"], jwks, issuer, AUDIENCE)["client_id"] == "mobile-app"
+    assert verify(body["id_token"], jwks, issuer, "mobile-app")["aud"] == "mobile-app", "the ID token is for the client"
     body = login(svc.base_url, client_id="web")
     assert verify(body["access_token"], jwks, issuer, AUDIENCE)["client_id"] == "web"
+    assert verify(body["id_token"], jwks, issuer, "web")["aud"] == "web"
 
 
 def test_an_empty_default_client_id_counts_as_unset(started):
@@ -218,10 +220,10 @@ def test_rotation_under_load_drops_no_request(started, workdir):
     assert final_jwks == after_jwks
     assert [k["kid"] for k in final_jwks["keys"]] == [next_kid, old_kid]
     for body in (token_before, token_after):
-        for token in (body["access_token"], body["id_token"]):
-            verify(token, final_jwks, ISSUER, AUDIENCE)
+        verify(body["access_token"], final_jwks, ISSUER, AUDIENCE)
+        verify(body["id_token"], final_jwks, ISSUER, DEFAULT_CLIENT_ID)
     assert get_json(svc.base_url, "/.well-known/openid-configuration")["id_token_signing_alg_values_supported"] == ["ES256"]
-    assert reloads(svc.base_url) == {"success": 1, "failure": 0}
+    assert reloads(svc) == {"success": 1, "failure": 0}
     assert any(next_kid in line for line in log_lines_since(svc, log_offset)), "the reload's line names the new kid"
 
 
@@ -246,7 +248,7 @@ def test_a_reload_that_fails_keeps_the_keys_in_service(started, workdir):
         replace_file(key_file, key_bytes)
         replace_file(bundle, bundle_bytes)
         svc.proc.send_signal(signal.SIGHUP)
-        wait_for_reloads(svc.base_url, "failure", n)
+        wait_for_reloads(svc, "failure", n)
         assert svc.proc.poll() is None, f"a failed reload stopped the process: {svc.log_text()[-1500:]}"
         assert get_json(svc.base_url, "/.well-known/jwks.json") == original, f"bad {what}: the old keys left service"
         body = login(svc.base_url)
@@ -255,19 +257,19 @@ def test_a_reload_that_fails_keeps_the_keys_in_service(started, workdir):
         lines = log_lines_since(svc, offset)
         assert len(lines) == 1, f"bad {what}: a failed reload logs one line, got {lines}"
         assert "PRIVATE KEY" not in lines[0] and "not base64" not in lines[0], "the log line never carries key bytes"
-    assert reloads(svc.base_url) == {"success": 0, "failure": len(bad_cases)}
+    assert reloads(svc) == {"success": 0, "failure": len(bad_cases)}
 
     # Good files again: an Ed25519 signing key with the old RSA key still published.
     fresh = ed25519.Ed25519PrivateKey.generate()
     replace_file(key_file, private_pem(fresh))
     replace_file(bundle, dev_public_pem("rsa-2048"))
     svc.proc.send_signal(signal.SIGHUP)
-    wait_for_reloads(svc.base_url, "success", 1)
+    wait_for_reloads(svc, "success", 1)
     jwks = get_json(svc.base_url, "/.well-known/jwks.json")
     assert [k["alg"] for k in jwks["keys"]] == ["EdDSA", "RS256"]
     body = login(svc.base_url)
     assert jose_header(body["id_token"])["alg"] == "EdDSA"
-    assert verify(body["id_token"], jwks, ISSUER, AUDIENCE)["at_hash"] == at_hash(body["access_token"], "EdDSA")
+    assert verify(body["id_token"], jwks, ISSUER, DEFAULT_CLIENT_ID)["at_hash"] == at_hash(body["access_token"], "EdDSA")
 
 
 def test_sighup_with_an_inline_key_reloads_the_bundle(started, workdir):
@@ -278,20 +280,20 @@ def test_sighup_with_an_inline_key_reloads_the_bundle(started, workdir):
                   JWT_PRIVATE_KEY=(ROOT / "spec" / KEYS["rsa-2048"]["file"]).read_text())
     replace_file(bundle, dev_public_pem("ed25519"))
     svc.proc.send_signal(signal.SIGHUP)
-    wait_for_reloads(svc.base_url, "success", 1)
+    wait_for_reloads(svc, "success", 1)
     jwks = get_json(svc.base_url, "/.well-known/jwks.json")
     assert jwks == {"keys": [KEYS["rsa-2048"]["jwk"], KEYS["ed25519"]["jwk"]]}
 
 
 # --------------------------------------------------------------------------- refusals at start
 
-def refused(stack, words, **env):
-    env = stack.contract_env(NO_DATABASE, stackctl.free_port(), **env)
-    assert_refused(run_until_exit(stack, env), *words)
+BUNDLE_CASES = ["missing", "p-384", "private-key-block", "not-base64", "certificate"]
+BAD_ISSUERS = ["not a url", "issuer.example.test", "ftp://issuer.example.test", "https://",
+               "https://issuer.example.test/?tenant=1", "https://issuer.example.test/#x", "/relative/path"]
+BAD_CLIENT_IDS = {"129-chars": "x" * 129, "tab": "tab\there", "non-ascii": "caf\u00e9"}
 
 
-@pytest.mark.parametrize("case", ["missing", "p-384", "private-key-block", "not-base64", "certificate"])
-def test_refuses_an_unusable_public_keys_file(own_process, workdir, case):
+def unusable_bundle(workdir, case: str) -> str:
     path = workdir / f"bundle-{case}.pem"
     if case == "p-384":
         shutil.copy(KEY_DIR / "invalid" / "public-ec-p384.pem", path)
@@ -301,19 +303,38 @@ def test_refuses_an_unusable_public_keys_file(own_process, workdir, case):
         path.write_bytes(dev_public_pem("p-256") + b"-----BEGIN PUBLIC KEY-----\n!!!!\n-----END PUBLIC KEY-----\n")
     elif case == "certificate":
         path.write_bytes(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-    refused(own_process, ("JWT_PUBLIC_KEYS_FILE",), JWT_PUBLIC_KEYS_FILE=str(path))
+    return str(path)
 
 
-@pytest.mark.parametrize("issuer", ["not a url", "issuer.example.test", "ftp://issuer.example.test", "https://",
-                                    "https://issuer.example.test/?tenant=1", "https://issuer.example.test/#x",
-                                    "/relative/path"])
-def test_refuses_an_issuer_that_is_not_an_http_url(own_process, issuer):
-    refused(own_process, ("JWT_ISSUER",), JWT_ISSUER=issuer)
+def refusing(**env):
+    return lambda stack, workdir: no_database(stack, **{k: v(workdir) if callable(v) else v for k, v in env.items()})
 
 
-@pytest.mark.parametrize("client_id", ["x" * 129, "tab\there", "caf\u00e9"], ids=["129-chars", "tab", "non-ascii"])
-def test_refuses_a_default_client_id_outside_its_rule(own_process, client_id):
-    refused(own_process, ("DEFAULT_CLIENT_ID",), DEFAULT_CLIENT_ID=client_id)
+REFUSALS = {
+    **{f"bundle-{c}": refusing(JWT_PUBLIC_KEYS_FILE=lambda wd, c=c: unusable_bundle(wd, c)) for c in BUNDLE_CASES},
+    **{f"issuer-{i}": refusing(JWT_ISSUER=i) for i in BAD_ISSUERS},
+    **{f"client-{k}": refusing(DEFAULT_CLIENT_ID=v) for k, v in BAD_CLIENT_IDS.items()},
+}
+
+
+@pytest.fixture(scope="module")
+def refusal(own_process, workdir):
+    return refusals_of(REFUSALS, own_process, workdir)
+
+
+@pytest.mark.parametrize("case", BUNDLE_CASES)
+def test_refuses_an_unusable_public_keys_file(refusal, case):
+    assert_refused(refusal(f"bundle-{case}"), "JWT_PUBLIC_KEYS_FILE")
+
+
+@pytest.mark.parametrize("issuer", BAD_ISSUERS)
+def test_refuses_an_issuer_that_is_not_an_http_url(refusal, issuer):
+    assert_refused(refusal(f"issuer-{issuer}"), "JWT_ISSUER")
+
+
+@pytest.mark.parametrize("client_id", list(BAD_CLIENT_IDS))
+def test_refuses_a_default_client_id_outside_its_rule(refusal, client_id):
+    assert_refused(refusal(f"client-{client_id}"), "DEFAULT_CLIENT_ID")
 
 
 # --------------------------------------------------------------------------- a stock RFC 9068 validator

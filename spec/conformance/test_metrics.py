@@ -1,5 +1,6 @@
-"""GET /metrics: the Prometheus text format, the required families with their exact names, labels and
-buckets, and that a request moves exactly the series it should (spec/README.md, "Metrics")."""
+"""GET /metrics on METRICS_PORT: the Prometheus text format, the required families with their exact names, labels and
+buckets, and that a request moves exactly the series it should (spec/README.md, "Metrics"); the public port does not
+serve it, and the metrics port serves nothing else (§3)."""
 from __future__ import annotations
 
 import json
@@ -20,7 +21,7 @@ POOL_SIZE = 10  # DB_POOL_SIZE of the service the suite starts (stackctl.Stack.c
 
 
 def scrape(http, service) -> dict:
-    r = http.get(service.url("/metrics"), timeout=10)
+    r = http.get(service.metrics_url(), timeout=10)
     assert r.status_code == 200, r.text[:300]
     return parse_prometheus(r.text)[1]
 
@@ -38,7 +39,7 @@ def show(labels: frozenset) -> str:
 
 
 def test_metrics_is_prometheus_text(http, service):
-    r = http.get(service.url("/metrics"), timeout=10)
+    r = http.get(service.metrics_url(), timeout=10)
     assert r.status_code == 200
     media, *params = [p.strip().lower() for p in r.headers.get("Content-Type", "").split(";")]
     assert media == "text/plain" and set(params) == {"version=0.0.4", "charset=utf-8"}, r.headers.get("Content-Type")
@@ -47,7 +48,7 @@ def test_metrics_is_prometheus_text(http, service):
 
 
 def test_required_families_names_labels_and_types(http, service):
-    r = http.get(service.url("/metrics"), timeout=10)
+    r = http.get(service.metrics_url(), timeout=10)
     types, samples = parse_prometheus(r.text)
 
     def type_of(family: str, sample_name: str) -> str | None:
@@ -159,3 +160,33 @@ def test_unusable_stored_hash_is_counted_as_unusable(http, service):
     moved = {dict(labels)["result"]: after[(PASSWORD_CHECKS, labels)] - before.get((PASSWORD_CHECKS, labels), 0)
              for (n, labels) in after if n == PASSWORD_CHECKS}
     assert {k: v for k, v in moved.items() if v} == {"unusable": 1}, moved
+
+
+# --------------------------------------------------------------------------- where /metrics is served (§3)
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST", "OPTIONS"])
+def test_the_public_port_does_not_serve_metrics(http, service, method):
+    """The counters are no oracle for a public client: on the public port /metrics is an unknown path, 404 for every
+    method (not 405, which would say the path exists)."""
+    r = http.request(method, service.url("/metrics"), timeout=10)
+    assert r.status_code == 404, (method, r.status_code, r.text[:200])
+    if method != "HEAD":
+        assert r.json() == {"error": "not_found"}
+    assert "simpleauth_" not in r.text
+
+
+@pytest.mark.parametrize("path", ["/", "/token", "/health", "/health/live", "/.well-known/jwks.json",
+                                  "/.well-known/openid-configuration", "/metrics/x", "/metricsx", "/nope"])
+def test_the_metrics_port_serves_only_metrics(http, service, path):
+    r = http.get(service.metrics_url(path), timeout=10)
+    assert r.status_code == 404, (path, r.status_code, r.text[:200])
+    assert r.json() == {"error": "not_found"}
+    r = http.post(service.metrics_url("/token"), json=JOHN, timeout=10)
+    assert r.status_code == 404 and "access_token" not in r.text, (r.status_code, r.text[:200])
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "OPTIONS"])
+def test_the_metrics_port_answers_only_get_on_metrics(http, service, method):
+    r = http.request(method, service.metrics_url(), timeout=10)
+    assert r.status_code == 404, (method, r.status_code, r.text[:200])
+    assert r.json() == {"error": "not_found"}

@@ -10,6 +10,7 @@ import concurrent.futures
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 
 import pytest
 import requests
@@ -147,16 +148,57 @@ def test_pool_never_exceeds_its_size(outage):
 
 
 # --------------------------------------------------------------------------- start-up refusal
+# Each refusal is one process start that must end in exit 2 at once. A module's refusals start together, a few at a
+# time in a thread pool, when its first refusal test asks (refusals_of); each test then checks its own outcome.
 
 def run_until_exit(stack, env, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(stack.command("run"), cwd=stack.dir, env=env, capture_output=True, text=True,
                           timeout=timeout)
 
 
+# Processes started at once: a process start is mostly one core's work, and the machine has at least two.
+REFUSAL_WORKERS = 3
+
+
+@dataclass
+class Outcome:
+    result: subprocess.CompletedProcess | None  # None: still running at the timeout (killed)
+    env: dict
+    timeout: float
+
+
+def run_refusals(stack, envs: dict[str, tuple[dict, float]]) -> dict[str, Outcome]:
+    """Runs every (env, timeout) until it exits, REFUSAL_WORKERS at a time; returns each one's Outcome by id."""
+    def one(item):
+        env, timeout = item
+        try:
+            return Outcome(run_until_exit(stack, env, timeout=timeout), env, timeout)
+        except subprocess.TimeoutExpired:
+            return Outcome(None, env, timeout)
+    with concurrent.futures.ThreadPoolExecutor(REFUSAL_WORKERS) as pool:
+        outcomes = dict(zip(envs, pool.map(one, envs.values())))
+    return outcomes
+
+
+def refusals_of(cases: dict, *args) -> "callable":
+    """A module's refusals, started together on first use: cases maps an id to a function of *args giving
+    (env, timeout). Returns a function of the id giving its Outcome."""
+    done: dict[str, Outcome] = {}
+
+    def outcome(case_id: str) -> Outcome:
+        if not done:
+            done.update(run_refusals(args[0], {k: make(*args) for k, make in cases.items()}))
+        return done[case_id]
+    return outcome
+
+
 STACK_TRACE = ("\tat ", "Exception in thread", "Caused by:", "panicked at", "stack backtrace", "Traceback")
 
 
-def assert_refused(res: subprocess.CompletedProcess, *words: str) -> None:
+def assert_refused(res: subprocess.CompletedProcess | Outcome, *words: str) -> None:
+    if isinstance(res, Outcome):
+        assert res.result is not None, f"still running after {res.timeout:.0f}s: the settings were accepted"
+        res = res.result
     assert res.returncode == 2, (f"a refused start exits 2 (spec/README.md), got {res.returncode}; "
                                  f"stdout={res.stdout[-500:]!r} stderr={res.stderr[-500:]!r}")
     err = res.stderr.strip()
@@ -167,39 +209,20 @@ def assert_refused(res: subprocess.CompletedProcess, *words: str) -> None:
     assert any(w.lower() in err.lower() for w in words), f"stderr does not name the problem ({words}): {err[-500:]}"
 
 
-@pytest.mark.parametrize("key_file", ["rsa-2048-pkcs1.pem", "rsa-1024-pkcs8.pem", "ec-p256-sec1.pem", "ec-p384-pkcs8.pem",
-                                      "ec-secp256k1-pkcs8.pem", "ed448-pkcs8.pem"])
-def test_refuses_an_unusable_key(own_process, key_file):
-    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
-                                   JWT_PRIVATE_KEY_FILE=str(INVALID_KEYS / key_file))
-    assert_refused(run_until_exit(own_process, env), "key")
+def assert_refused_in_one_line(outcome: Outcome, *words: str, any_of: bool = False) -> None:
+    """Refused (exit 2, within the outcome's timeout) with one line on stderr naming every word (any_of: one of
+    them)."""
+    assert outcome.result is not None, \
+        f"still running after {outcome.timeout:.0f}s: DATABASE_URL={outcome.env.get('DATABASE_URL')!r} was accepted"
+    assert_refused(outcome.result, *words) if any_of else assert_refused(outcome.result, words[0])
+    lines = [line for line in outcome.result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"a refusal is one line on stderr, got {len(lines)}: {outcome.result.stderr[-1500:]}"
+    if any_of:
+        assert any(w.lower() in lines[0].lower() for w in words), f"the refusal does not name {words}: {lines[0]}"
+    else:
+        for w in words:
+            assert w.lower() in lines[0].lower(), f"the refusal does not name {w!r}: {lines[0]}"
 
-
-def test_refuses_a_missing_key(own_process):
-    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
-                                   JWT_PRIVATE_KEY_FILE=None)
-    assert_refused(run_until_exit(own_process, env), "JWT_PRIVATE_KEY")
-
-
-def test_refuses_an_unreadable_key_file(own_process, workdir):
-    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
-                                   JWT_PRIVATE_KEY_FILE=str(workdir / "does-not-exist.pem"))
-    assert_refused(run_until_exit(own_process, env), "key")
-
-
-def test_refuses_a_garbage_inline_key(own_process):
-    env = own_process.contract_env("postgres://auth:auth@127.0.0.1:1/auth", stackctl.free_port(),
-                                   JWT_PRIVATE_KEY_FILE=None, JWT_PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n")
-    assert_refused(run_until_exit(own_process, env), "key")
-
-
-@pytest.mark.parametrize("url", ["not a url", "mysql://auth:auth@127.0.0.1:3306/auth", "postgres://auth:auth@127.0.0.1:notaport/auth"])
-def test_refuses_a_malformed_database_url(own_process, url):
-    env = own_process.contract_env(url, stackctl.free_port())
-    assert_refused(run_until_exit(own_process, env), "DATABASE_URL")
-
-
-# --------------------------------------------------------------------------- TLS to PostgreSQL
 
 NO_DATABASE = "postgres://auth:auth@127.0.0.1:1/auth"
 SSLMODES = ("disable", "prefer", "require", "verify-ca", "verify-full")
@@ -207,40 +230,97 @@ SSLMODES = ("disable", "prefer", "require", "verify-ca", "verify-full")
 # running (its database is unreachable, which is no reason to exit) and is caught here.
 REFUSAL_LIMIT = 20.0
 
+UNUSABLE_KEYS = ["rsa-2048-pkcs1.pem", "rsa-1024-pkcs8.pem", "ec-p256-sec1.pem", "ec-p384-pkcs8.pem",
+                 "ec-secp256k1-pkcs8.pem", "ed448-pkcs8.pem"]
+MALFORMED_URLS = ["not a url", "mysql://auth:auth@127.0.0.1:3306/auth", "postgres://auth:auth@127.0.0.1:notaport/auth"]
+BAD_SSLMODES = {
+    "bogus": ("sslmode=bogus", ("sslmode", "bogus", *SSLMODES)),
+    "allow": ("sslmode=allow", ("sslmode", "allow", *SSLMODES)),
+    "upper-case": ("sslmode=VERIFY-FULL", ("sslmode", *SSLMODES)),
+    "verify-full-without-root": ("sslmode=verify-full", ("sslrootcert",)),
+    "verify-ca-without-root": ("sslmode=verify-ca", ("sslrootcert",)),
+}
+LIFETIME, IDLE = "DB_MAX_LIFETIME_SECONDS", "DB_IDLE_TIMEOUT_SECONDS"
+BAD_POOL_SETTINGS = {
+    "lifetime-29": ({LIFETIME: "29"}, (LIFETIME,)),
+    "lifetime-0": ({LIFETIME: "0"}, (LIFETIME,)),
+    "lifetime-negative": ({LIFETIME: "-600"}, (LIFETIME,)),
+    "lifetime-word": ({LIFETIME: "ten"}, (LIFETIME,)),
+    "lifetime-fraction": ({LIFETIME: "600.5"}, (LIFETIME,)),
+    "lifetime-unit": ({LIFETIME: "600s"}, (LIFETIME,)),
+    "idle-9": ({IDLE: "9"}, (IDLE,)),
+    "idle-0": ({IDLE: "0"}, (IDLE,)),
+    "idle-negative": ({IDLE: "-300"}, (IDLE,)),
+    "idle-word": ({IDLE: "five"}, (IDLE,)),
+    "idle-exponent": ({IDLE: "1e2"}, (IDLE,)),
+    "idle-equal": ({LIFETIME: "60", IDLE: "60"}, (LIFETIME, IDLE)),
+    "idle-longer": ({LIFETIME: "60", IDLE: "120"}, (LIFETIME, IDLE)),
+    "idle-equal-default-lifetime": ({IDLE: "600"}, (LIFETIME, IDLE)),      # not shorter than the default lifetime (600)
+    "lifetime-below-default-idle": ({LIFETIME: "200"}, (LIFETIME, IDLE)),  # shorter than the default idle timeout (300)
+}
 
-def assert_refused_in_one_line(stack, env, *words: str) -> None:
-    t0 = time.monotonic()
-    try:
-        res = run_until_exit(stack, env, timeout=REFUSAL_LIMIT)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"still running after {REFUSAL_LIMIT:.0f}s: DATABASE_URL={env['DATABASE_URL']!r} was accepted")
-    elapsed = time.monotonic() - t0
-    assert_refused(res, words[0])
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, f"a refusal is one line on stderr, got {len(lines)}: {res.stderr[-1500:]}"
-    for w in words:
-        assert w.lower() in lines[0].lower(), f"the refusal does not name {w!r}: {lines[0]}"
-    assert elapsed < REFUSAL_LIMIT
+
+def no_database(stack, url: str = NO_DATABASE, timeout: float = 60, **env) -> tuple[dict, float]:
+    return stack.contract_env(url, stackctl.free_port(), **env), timeout
 
 
-@pytest.mark.parametrize("query,words", [
-    ("sslmode=bogus", ("sslmode", "bogus", *SSLMODES)),
-    ("sslmode=allow", ("sslmode", "allow", *SSLMODES)),
-    ("sslmode=VERIFY-FULL", ("sslmode", *SSLMODES)),
-    ("sslmode=verify-full", ("sslrootcert",)),
-    ("sslmode=verify-ca", ("sslrootcert",)),
-], ids=["bogus", "allow", "upper-case", "verify-full-without-root", "verify-ca-without-root"])
-def test_refuses_bad_sslmode(own_process, query, words):
-    env = own_process.contract_env(f"{NO_DATABASE}?{query}", stackctl.free_port())
-    assert_refused_in_one_line(own_process, env, *words)
+REFUSALS = {
+    **{f"key-{f}": lambda st, wd, f=f: no_database(st, JWT_PRIVATE_KEY_FILE=str(INVALID_KEYS / f))
+       for f in UNUSABLE_KEYS},
+    "key-missing": lambda st, wd: no_database(st, JWT_PRIVATE_KEY_FILE=None),
+    "key-unreadable": lambda st, wd: no_database(st, JWT_PRIVATE_KEY_FILE=str(wd / "does-not-exist.pem")),
+    "key-garbage-inline": lambda st, wd: no_database(
+        st, JWT_PRIVATE_KEY_FILE=None, JWT_PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n"),
+    **{f"url-{u}": lambda st, wd, u=u: no_database(st, u) for u in MALFORMED_URLS},
+    **{f"sslmode-{k}": lambda st, wd, q=q: no_database(st, f"{NO_DATABASE}?{q}", REFUSAL_LIMIT)
+       for k, (q, _) in BAD_SSLMODES.items()},
+    **{f"rootcert-{what}-{mode}": lambda st, wd, what=what, mode=mode: no_database(
+        st, f"{NO_DATABASE}?sslmode={mode}&sslrootcert={wd / 'no-such-ca.pem' if what == 'missing' else wd}",
+        REFUSAL_LIMIT)
+       for what in ("missing", "directory") for mode in ("require", "verify-full")},
+    **{f"pool-{k}": lambda st, wd, env=env: no_database(st, NO_DATABASE, REFUSAL_LIMIT, **env)
+       for k, (env, _) in BAD_POOL_SETTINGS.items()},
+}
+
+
+@pytest.fixture(scope="module")
+def refusal(own_process, workdir):
+    return refusals_of(REFUSALS, own_process, workdir)
+
+
+@pytest.mark.parametrize("key_file", UNUSABLE_KEYS)
+def test_refuses_an_unusable_key(refusal, key_file):
+    assert_refused(refusal(f"key-{key_file}"), "key")
+
+
+def test_refuses_a_missing_key(refusal):
+    assert_refused(refusal("key-missing"), "JWT_PRIVATE_KEY")
+
+
+def test_refuses_an_unreadable_key_file(refusal):
+    assert_refused(refusal("key-unreadable"), "key")
+
+
+def test_refuses_a_garbage_inline_key(refusal):
+    assert_refused(refusal("key-garbage-inline"), "key")
+
+
+@pytest.mark.parametrize("url", MALFORMED_URLS)
+def test_refuses_a_malformed_database_url(refusal, url):
+    assert_refused(refusal(f"url-{url}"), "DATABASE_URL")
+
+
+# --------------------------------------------------------------------------- TLS to PostgreSQL
+
+@pytest.mark.parametrize("case", list(BAD_SSLMODES))
+def test_refuses_bad_sslmode(refusal, case):
+    assert_refused_in_one_line(refusal(f"sslmode-{case}"), *BAD_SSLMODES[case][1])
 
 
 @pytest.mark.parametrize("what", ["missing", "directory"])
-def test_refuses_an_unreadable_sslrootcert(own_process, workdir, what):
-    root = workdir / "no-such-ca.pem" if what == "missing" else workdir
+def test_refuses_an_unreadable_sslrootcert(refusal, what):
     for mode in ("require", "verify-full"):
-        env = own_process.contract_env(f"{NO_DATABASE}?sslmode={mode}&sslrootcert={root}", stackctl.free_port())
-        assert_refused_in_one_line(own_process, env, "sslrootcert")
+        assert_refused_in_one_line(refusal(f"rootcert-{what}-{mode}"), "sslrootcert")
 
 
 @pytest.fixture(scope="module")
@@ -280,41 +360,10 @@ def test_against_a_tls_only_database(own_process, tls_only_cluster, workdir, cas
 
 # --------------------------------------------------------------------------- pool settings (§5)
 
-LIFETIME, IDLE = "DB_MAX_LIFETIME_SECONDS", "DB_IDLE_TIMEOUT_SECONDS"
-
-
-@pytest.mark.parametrize("env,named", [
-    ({LIFETIME: "29"}, (LIFETIME,)),
-    ({LIFETIME: "0"}, (LIFETIME,)),
-    ({LIFETIME: "-600"}, (LIFETIME,)),
-    ({LIFETIME: "ten"}, (LIFETIME,)),
-    ({LIFETIME: "600.5"}, (LIFETIME,)),
-    ({LIFETIME: "600s"}, (LIFETIME,)),
-    ({IDLE: "9"}, (IDLE,)),
-    ({IDLE: "0"}, (IDLE,)),
-    ({IDLE: "-300"}, (IDLE,)),
-    ({IDLE: "five"}, (IDLE,)),
-    ({IDLE: "1e2"}, (IDLE,)),
-    ({LIFETIME: "60", IDLE: "60"}, (LIFETIME, IDLE)),
-    ({LIFETIME: "60", IDLE: "120"}, (LIFETIME, IDLE)),
-    ({IDLE: "600"}, (LIFETIME, IDLE)),        # not shorter than the default lifetime (600)
-    ({LIFETIME: "200"}, (LIFETIME, IDLE)),    # shorter than the default idle timeout (300)
-], ids=["lifetime-29", "lifetime-0", "lifetime-negative", "lifetime-word", "lifetime-fraction", "lifetime-unit",
-        "idle-9", "idle-0", "idle-negative", "idle-word", "idle-exponent", "idle-equal", "idle-longer",
-        "idle-equal-default-lifetime", "lifetime-below-default-idle"])
-def test_refuses_bad_pool_settings(own_process, env, named):
+@pytest.mark.parametrize("case", list(BAD_POOL_SETTINGS))
+def test_refuses_bad_pool_settings(refusal, case):
     """One line on stderr naming the variable (for a pair that breaks idle < lifetime, either of them), exit 2."""
-    t0 = time.monotonic()
-    try:
-        res = run_until_exit(own_process, own_process.contract_env(NO_DATABASE, stackctl.free_port(), **env),
-                             timeout=REFUSAL_LIMIT)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"still running after {REFUSAL_LIMIT:.0f}s: {env} was accepted")
-    assert_refused(res, *named)
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, f"a refusal is one line on stderr, got {len(lines)}: {res.stderr[-1500:]}"
-    assert any(n.lower() in lines[0].lower() for n in named), f"the refusal does not name {named}: {lines[0]}"
-    assert time.monotonic() - t0 < REFUSAL_LIMIT
+    assert_refused_in_one_line(refusal(f"pool-{case}"), *BAD_POOL_SETTINGS[case][1], any_of=True)
 
 
 def test_pool_settings_at_their_minimums_or_empty_are_accepted(own_process, workdir, open_database):

@@ -54,13 +54,15 @@ def test_claims_of_both_tokens(http, service, jwks, user_row, signing_key):
     body = assert_token_pair(post_json(http, service, JOHN), TTL)
     after = int(time.time())
     access = verify(body["access_token"], jwks, ISSUER, AUDIENCE)
-    ident = verify(body["id_token"], jwks, ISSUER, AUDIENCE)
+    ident = verify(body["id_token"], jwks, ISSUER, DEFAULT_CLIENT_ID)
 
     assert set(access) == ACCESS_CLAIMS, sorted(access)
     assert set(ident) == ID_CLAIMS, sorted(ident)
+    # Each a string, not a list: the access token is for the resource (JWT_AUDIENCE), the ID token for the client.
+    assert access["aud"] == AUDIENCE
+    assert ident["aud"] == DEFAULT_CLIENT_ID
     for claims in (access, ident):
         assert claims["iss"] == ISSUER
-        assert claims["aud"] == AUDIENCE  # a string, not a list
         assert isinstance(claims["iat"], int) and isinstance(claims["exp"], int)
         assert before - 2 <= claims["iat"] <= after + 2
         assert claims["exp"] == claims["iat"] + TTL
@@ -86,7 +88,7 @@ def test_sid_and_jti_are_fresh_on_every_call(http, service, jwks):
     for _ in range(3):
         body = assert_token_pair(post_json(http, service, JOHN), TTL)
         access = verify(body["access_token"], jwks, ISSUER, AUDIENCE)
-        ident = verify(body["id_token"], jwks, ISSUER, AUDIENCE)
+        ident = verify(body["id_token"], jwks, ISSUER, DEFAULT_CLIENT_ID)
         assert access["sid"] not in seen_sid
         seen_sid.add(access["sid"])
         for jti in (access["jti"], ident["jti"]):
@@ -97,7 +99,7 @@ def test_sid_and_jti_are_fresh_on_every_call(http, service, jwks):
 @pytest.mark.parametrize("username", ["JOHN@EXAMPLE.COM", "John@Example.com", "john@EXAMPLE.com"])
 def test_username_is_matched_case_insensitively(http, service, jwks, username):
     body = assert_token_pair(post_json(http, service, {"username": username, "password": JOHN["password"]}), TTL)
-    assert verify(body["id_token"], jwks, ISSUER, AUDIENCE)["email"] == "john@example.com"
+    assert verify(body["id_token"], jwks, ISSUER, DEFAULT_CLIENT_ID)["email"] == "john@example.com"
 
 
 @pytest.mark.parametrize("credentials", [
@@ -107,7 +109,7 @@ def test_username_is_matched_case_insensitively(http, service, jwks, username):
 ], ids=["jane", "argon7", "argon100"])
 def test_argon2id_users_log_in(http, service, jwks, credentials):
     body = assert_token_pair(post_json(http, service, credentials), TTL)
-    assert verify(body["id_token"], jwks, ISSUER, AUDIENCE)["email"] == credentials["username"]
+    assert verify(body["id_token"], jwks, ISSUER, DEFAULT_CLIENT_ID)["email"] == credentials["username"]
 
 
 @pytest.mark.parametrize("n", [1, 4242, 10000])
@@ -148,14 +150,18 @@ def test_client_id_is_the_access_tokens_claim(http, service, jwks, client_id):
     for r in (post_json(http, service, {**JOHN, "client_id": client_id}),
               post_form(http, service, {"grant_type": "password", **JOHN, "client_id": client_id})):
         body = assert_token_pair(r, TTL)
-        assert verify(body["access_token"], jwks, ISSUER, AUDIENCE)["client_id"] == client_id
-        assert "client_id" not in verify(body["id_token"], jwks, ISSUER, AUDIENCE)
+        access = verify(body["access_token"], jwks, ISSUER, AUDIENCE)
+        assert (access["client_id"], access["aud"]) == (client_id, AUDIENCE)
+        ident = verify(body["id_token"], jwks, ISSUER, client_id)
+        assert ident["aud"] == client_id, "the ID token's audience is the client (OIDC Core §2)"
+        assert "client_id" not in ident
 
 
 def test_without_client_id_the_default_is_used(http, service, jwks):
     for r in (post_json(http, service, JOHN), post_form(http, service, {"grant_type": "password", **JOHN})):
         body = assert_token_pair(r, TTL)
         assert verify(body["access_token"], jwks, ISSUER, AUDIENCE)["client_id"] == DEFAULT_CLIENT_ID
+        assert verify(body["id_token"], jwks, ISSUER, DEFAULT_CLIENT_ID)["aud"] == DEFAULT_CLIENT_ID
 
 
 @pytest.mark.parametrize("client_id", ["", "x" * 129, "tab\there", "new\nline", "caf\u00e9", "\u0000", "del\u007f"],

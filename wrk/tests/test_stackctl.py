@@ -101,6 +101,25 @@ def test_manifest_is_complete(name):
     assert (stack.dir / "README.md").exists()
 
 
+def test_every_started_service_gets_a_metrics_port_of_its_own():
+    """METRICS_PORT (spec/README.md §5) is a free port, never PORT, and another one per environment: the suites run
+    several instances at once, which the contract's default 9091 would make collide."""
+    stack = stackctl.Stack.load(stackctl.list_stacks()[0])
+    envs = [stack.contract_env("postgres://x@127.0.0.1:1/x", stackctl.free_port()) for _ in range(5)]
+    for env in envs:
+        assert env["METRICS_PORT"].isdigit() and env["METRICS_PORT"] != env["PORT"]
+        assert stackctl.metrics_port(env) == int(env["METRICS_PORT"])
+    assert len({env["METRICS_PORT"] for env in envs}) > 1
+    assert stack.contract_env("postgres://x@127.0.0.1:1/x", 8080, METRICS_PORT="9100")["METRICS_PORT"] == "9100"
+    assert stackctl.metrics_port({"METRICS_PORT": ""}) == stackctl.metrics_port({}) == 9091
+    assert stackctl.metrics_port({"METRICS_PORT": "ninety"}) is None
+
+
+def test_free_port_avoids_the_port_given():
+    taken = stackctl.free_port()
+    assert all(stackctl.free_port(avoid=taken) != taken for _ in range(20))
+
+
 def test_unknown_stack_is_a_clear_error():
     with pytest.raises(stackctl.ToolError, match="unknown stack"):
         stackctl.Stack.load("cobol")
