@@ -13,7 +13,9 @@ import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ApplicationListener;
 import org.springframework.stereotype.Component;
 
-/** The service's one start-up line: stack, version, address, pool size, kid, alg, issuer, signing provider. */
+/**
+ * The service's one start-up line: stack, version, address, metrics port, pool size, kid, alg, issuer, signing provider.
+ */
 @Component
 class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 
@@ -34,9 +36,10 @@ class StartupLog implements ApplicationListener<ApplicationReadyEvent> {
 				? web.getWebServer().getPort() : this.settings.port();
 		KeySet keys = this.keys.current();
 		String signature = keys.algorithm().jcaSignature();
-		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} pool_size={} kid={} alg={} "
-				+ "published_keys={} issuer={} provider={}", SimpleAuthApplication.version(), SpringBootVersion.getVersion(),
-				Runtime.version().feature(), this.settings.host(), port, this.settings.poolSize(), keys.kid(),
+		log.info("simple-auth spring {} (Spring Boot {}, Java {}) listening on {}:{} metrics port {} pool_size={} kid={} "
+				+ "alg={} published_keys={} issuer={} provider={}", SimpleAuthApplication.version(),
+				SpringBootVersion.getVersion(), Runtime.version().feature(), this.settings.host(), port,
+				this.settings.metricsPort(), this.settings.poolSize(), keys.kid(),
 				keys.algorithm(), keys.published().size(), this.settings.issuer(),
 				NativeCrypto.signatureProvider(signature));
 		String jdkSigning = NativeCrypto.jdkSigningReason(signature);

@@ -29,12 +29,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ContextConfiguration(initializers = DatabaseDownHttpTest.ServiceSettings.class)
 class DatabaseDownHttpTest {
 
+	/** A port free when the class loads, for METRICS_PORT (the test picks the public port as Boot does: 0). */
+	static final int METRICS_PORT = freePort();
+
 	static class ServiceSettings implements ApplicationContextInitializer<ConfigurableApplicationContext> {
 
 		@Override
 		public void initialize(ConfigurableApplicationContext context) {
-			Settings settings = Vectors.settings(
-					Map.of("DATABASE_URL", "postgres://auth:auth@127.0.0.1:1/auth", "DB_ACQUIRE_TIMEOUT_MS", "300"));
+			Settings settings = Vectors.settings(Map.of("DATABASE_URL", "postgres://auth:auth@127.0.0.1:1/auth",
+					"DB_ACQUIRE_TIMEOUT_MS", "300", "METRICS_PORT", String.valueOf(METRICS_PORT)));
 			SimpleAuthApplication.registering(settings, Vectors.keySet(settings)).initialize(context);
 		}
 
@@ -160,7 +163,10 @@ class DatabaseDownHttpTest {
 	@ParameterizedTest
 	@ValueSource(strings = { "TRACE", "OPTIONS", "FOO", "QUERY", "GET", "POST", "HEAD" })
 	void unknownPathsAre404WhateverTheMethod(String method) throws Exception {
-		for (String path : new String[] { "/nope", "/token/", "/error" }) {
+		Map<String, java.util.List<String>> nope = null;
+		// /metrics and its spellings: on the public port an unknown path like any other (METRICS_PORT serves it).
+		for (String path : new String[] { "/nope", "/token/", "/error", "/metrics", "/metrics/", "/metrics;x=1",
+				"/%6detrics", "/metrics/jvm" }) {
 			HttpResponse<String> response = send(HttpRequest.newBuilder(uri(path))
 				.method(method, method.equals("HEAD") ? HttpRequest.BodyPublishers.noBody()
 						: HttpRequest.BodyPublishers.ofString("{}")));
@@ -168,12 +174,18 @@ class DatabaseDownHttpTest {
 			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
 			assertThat(response.headers().allValues("Allow")).as(method + " " + path).isEmpty();
 			assertThat(response.body()).isEqualTo(method.equals("HEAD") ? "" : "{\"error\":\"not_found\"}");
+			Map<String, java.util.List<String>> headers = new java.util.TreeMap<>(response.headers().map());
+			headers.remove("date");
+			if (nope == null) {
+				nope = headers;
+			}
+			assertThat(headers).as(method + " " + path + ": the headers of /nope").isEqualTo(nope);
 		}
 	}
 
 	@Test
-	void metricsIsPrometheusTextOnTheServicePortAndNothingElseOfActuatorIs() throws Exception {
-		HttpResponse<String> metrics = send(HttpRequest.newBuilder(uri("/metrics")).GET());
+	void metricsIsPrometheusTextOnTheMetricsPortAndNothingElseIs() throws Exception {
+		HttpResponse<String> metrics = send(HttpRequest.newBuilder(metricsUri("/metrics")).GET());
 		assertThat(metrics.statusCode()).isEqualTo(200);
 		assertThat(metrics.headers().firstValue("Content-Type")).hasValue("text/plain;version=0.0.4;charset=utf-8");
 		assertThat(metrics.body()).contains("# TYPE simpleauth_token_requests_total counter",
@@ -181,17 +193,35 @@ class DatabaseDownHttpTest {
 				"simpleauth_db_pool_connections{state=\"active\"}", "simpleauth_db_pool_connections{state=\"idle\"}",
 				"simpleauth_db_pool_pending ", "# TYPE jvm_memory_used_bytes gauge");
 		assertThat(metrics.body()).doesNotContain("http_server_requests");
-		HttpResponse<String> head = send(HttpRequest.newBuilder(uri("/metrics")).HEAD());
+		HttpResponse<String> head = send(HttpRequest.newBuilder(metricsUri("/metrics")).HEAD());
 		assertThat(head.statusCode()).isEqualTo(200);
 		assertThat(head.body()).isEmpty();
-		HttpResponse<String> post = send(HttpRequest.newBuilder(uri("/metrics")).POST(HttpRequest.BodyPublishers.noBody()));
-		assertThat(post.statusCode()).isEqualTo(405);
-		assertThat(post.headers().allValues("Allow")).containsExactly("GET, HEAD");
+		for (String method : new String[] { "POST", "OPTIONS", "TRACE", "PUT", "FOO" }) {
+			HttpResponse<String> other = send(
+					HttpRequest.newBuilder(metricsUri("/metrics")).method(method, HttpRequest.BodyPublishers.noBody()));
+			assertThat(other.statusCode()).as(method).isEqualTo(404);
+			assertThat(other.headers().allValues("Allow")).as(method).isEmpty();
+			assertThat(other.body()).as(method).isEqualTo("{\"error\":\"not_found\"}");
+		}
 		for (String path : new String[] { "/actuator", "/actuator/health", "/actuator/prometheus", "/prometheus",
-				"/metrics/jvm.memory.used", "/health/liveness", "/info", "/" }) {
-			HttpResponse<String> other = send(HttpRequest.newBuilder(uri(path)).GET());
+				"/metrics/", "/metrics/jvm.memory.used", "/health", "/health/live", "/token", "/.well-known/jwks.json",
+				"/info", "/" }) {
+			HttpResponse<String> other = send(HttpRequest.newBuilder(metricsUri(path)).GET());
 			assertThat(other.statusCode()).as(path).isEqualTo(404);
 			assertThat(other.body()).as(path).isEqualTo("{\"error\":\"not_found\"}");
+		}
+	}
+
+	private static URI metricsUri(String path) {
+		return URI.create("http://127.0.0.1:" + METRICS_PORT + path);
+	}
+
+	private static int freePort() {
+		try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
 		}
 	}
 

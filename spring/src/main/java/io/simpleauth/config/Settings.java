@@ -49,7 +49,9 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		@Name("login-max-failures") @DefaultValue("10") int loginMaxFailures,
 		@Name("login-failure-window-seconds") @DefaultValue("300") int loginFailureWindowSeconds,
 		@Name("login-ip-max-failures") @DefaultValue("100") int loginIpMaxFailures,
-		@Name("trust-proxy-headers") @DefaultValue("false") boolean trustProxyHeaders,
+		@Name("trusted-proxies") String trustedProxies,
+		@Name("refresh-max-lifetime-seconds") @DefaultValue("7776000") int refreshMaxLifetimeSeconds,
+		@Name("metrics-port") @DefaultValue("9091") int metricsPort,
 		@Name("max-password-checks") int maxPasswordChecks) {
 
 	public static final String DEFAULT_DATABASE_URL = "postgres://auth:auth@127.0.0.1:5432/auth";
@@ -67,6 +69,7 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 	 * own minimums (30 s and 10 s), which the contract takes for every stack (§5).
 	 */
 	private static final Map<String, long[]> RANGES = Map.ofEntries(Map.entry("port", new long[] { 0, 65535 }),
+			Map.entry("metrics-port", new long[] { 1, 65535 }), positive("refresh-max-lifetime-seconds"),
 			Map.entry("db-pool-size", new long[] { 1, 1000 }), Map.entry("db-acquire-timeout-ms", new long[] { 1, 600_000 }),
 			Map.entry("db-max-lifetime-seconds", new long[] { 30, Integer.MAX_VALUE }),
 			Map.entry("db-idle-timeout-seconds", new long[] { 10, Integer.MAX_VALUE }),
@@ -99,7 +102,11 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		var source = new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, set);
 		GenericConversionService conversions = new GenericConversionService();
 		conversions.addConverter(String.class, DatabaseSettings.class, DatabaseSettings::fromUrl);
-		checkTrueOrFalse(source.getProperty("trust-proxy-headers"));
+		if (source.getProperty("trust-proxy-headers") != null) {
+			// An old configuration must not silently change meaning (spec/README §5).
+			throw new SettingsException("TRUST_PROXY_HEADERS was replaced by TRUSTED_PROXIES (the proxies' addresses or "
+					+ "CIDR ranges whose X-Forwarded-For is believed); unset it");
+		}
 		Settings settings;
 		try {
 			settings = new Binder(ConfigurationPropertySources.from(source), null, conversions).bindOrCreate("",
@@ -109,6 +116,10 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 			throw refusal(ex);
 		}
 		within("port", settings.port);
+		within("metrics-port", settings.metricsPort);
+		if (settings.metricsPort == settings.port) {
+			throw new SettingsException("METRICS_PORT must differ from PORT (both are " + settings.port + ")");
+		}
 		within("db-pool-size", settings.poolSize);
 		within("db-acquire-timeout-ms", settings.acquireTimeoutMs);
 		within("db-max-lifetime-seconds", settings.maxLifetimeSeconds);
@@ -120,11 +131,17 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		}
 		within("token-ttl-seconds", settings.tokenTtlSeconds);
 		within("refresh-ttl-seconds", settings.refreshTtlSeconds);
+		within("refresh-max-lifetime-seconds", settings.refreshMaxLifetimeSeconds);
+		if (settings.refreshMaxLifetimeSeconds < settings.refreshTtlSeconds) {
+			throw new SettingsException("REFRESH_MAX_LIFETIME_SECONDS must not be less than REFRESH_TTL_SECONDS (got "
+					+ settings.refreshMaxLifetimeSeconds + " and " + settings.refreshTtlSeconds + ")");
+		}
 		within("login-max-failures", settings.loginMaxFailures);
 		within("login-failure-window-seconds", settings.loginFailureWindowSeconds);
 		within("login-ip-max-failures", settings.loginIpMaxFailures);
 		within("max-password-checks", settings.maxPasswordChecks);
 		checkIssuer(settings.issuer);
+		TrustedProxies.parse(settings.trustedProxies);
 		if (!ClientId.isValid(settings.defaultClientId)) {
 			throw new SettingsException("DEFAULT_CLIENT_ID must be " + ClientId.RULE + " (got "
 					+ settings.defaultClientId.length() + " characters)");
@@ -149,17 +166,6 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		if (!http || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
 			throw new SettingsException("JWT_ISSUER must be an absolute http or https URL with a host and no query or "
 					+ "fragment (got '" + issuer.replaceAll("\\p{Cntrl}", "?") + "')");
-		}
-	}
-
-	/**
-	 * TRUST_PROXY_HEADERS is {@code true} or {@code false} (any case). Checked before binding: Spring's conversion would
-	 * also take yes/no/on/off/1/0, and the Binder falls back to it whatever converter comes first.
-	 */
-	private static void checkTrueOrFalse(Object value) {
-		if (value != null && !"true".equalsIgnoreCase(value.toString()) && !"false".equalsIgnoreCase(value.toString())) {
-			throw new SettingsException("TRUST_PROXY_HEADERS must be true or false (got '"
-					+ value.toString().replaceAll("\\p{Cntrl}", "?") + "')");
 		}
 	}
 
@@ -259,6 +265,11 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 		return props;
 	}
 
+	/** The parsed {@code TRUSTED_PROXIES} (validated at start). */
+	public TrustedProxies proxies() {
+		return TrustedProxies.parse(this.trustedProxies);
+	}
+
 	/** Never print the inline key or the database password. */
 	@Override
 	public String toString() {
@@ -267,7 +278,8 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 				+ this.idleTimeoutSeconds + ", issuer=" + this.issuer + ", audience=" + this.audience + ", defaultClientId="
 				+ this.defaultClientId + ", refreshTtlSeconds=" + this.refreshTtlSeconds + ", loginMaxFailures="
 				+ this.loginMaxFailures + ", loginFailureWindowSeconds=" + this.loginFailureWindowSeconds
-				+ ", loginIpMaxFailures=" + this.loginIpMaxFailures + ", trustProxyHeaders=" + this.trustProxyHeaders
+				+ ", loginIpMaxFailures=" + this.loginIpMaxFailures + ", trustedProxies=" + proxies()
+				+ ", refreshMaxLifetimeSeconds=" + this.refreshMaxLifetimeSeconds + ", metricsPort=" + this.metricsPort
 				+ ", maxPasswordChecks=" + this.maxPasswordChecks + "]";
 	}
 

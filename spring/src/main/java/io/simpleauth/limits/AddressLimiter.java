@@ -1,12 +1,16 @@
 package io.simpleauth.limits;
 
+import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 import io.simpleauth.config.Settings;
+import io.simpleauth.config.TrustedProxies;
 import io.simpleauth.metrics.Metrics;
 import io.simpleauth.metrics.Metrics.Rejection;
 
@@ -14,13 +18,16 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Component;
 
 /**
- * The per-client-address limit of spec/README §8, in memory (per instance): each failed password grant counts one
- * failure for its address in a fixed window of {@code LOGIN_FAILURE_WINDOW_SECONDS} that starts at the first; once the
- * count reaches {@code LOGIN_IP_MAX_FAILURES}, password grants from that address are refused until the window has
- * passed. A success does not clear it. The table holds at most {@value #MAX_ADDRESSES} addresses: when it is full,
- * expired windows are swept (at most once a second, so that a full table of live windows does not cost a scan per
- * failure) and an address that still finds no room is not tracked. Concurrent first failures of new addresses may
- * overshoot the bound by the number of requests in flight.
+ * The per-client-address limit of spec/README §8, in memory (per instance). A password grant <em>reserves</em> one
+ * attempt for its address before anything else ({@link #reserve}): counted in a fixed window of
+ * {@code LOGIN_FAILURE_WINDOW_SECONDS} that starts at the first, refused once the window already holds
+ * {@code LOGIN_IP_MAX_FAILURES} (nothing reserved then). The grant gives the attempt back ({@link #release}) when it
+ * turns out not to be a failure — a success, a username lock, a database error — so what stays counted are the failed
+ * and the shed attempts, and at most {@code LOGIN_IP_MAX_FAILURES} of them are evaluated per window however many
+ * arrive at once. The key: an IPv4 address as is, an IPv6 address by its /64. The table holds at most
+ * {@value #MAX_ADDRESSES} keys: when it is full, expired windows are swept (at most once a second, so that a full
+ * table of live windows does not cost a scan per request) and a key that still finds no room is not tracked.
+ * Concurrent first attempts of new keys may overshoot the bound by the number of requests in flight.
  */
 @Component
 public class AddressLimiter {
@@ -29,7 +36,7 @@ public class AddressLimiter {
 
 	private static final long SWEEP_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-	/** A window: when its first failure was (System.nanoTime()), and the failures since. */
+	/** A window: when its first attempt was (System.nanoTime()), and the attempts reserved since. */
 	private record Window(long start, int failures) {
 
 	}
@@ -64,40 +71,74 @@ public class AddressLimiter {
 	}
 
 	/**
-	 * Throws {@link TooManyFailedLogins} (counted as {@code address_locked}) with the window's remaining seconds, rounded
-	 * up, when {@code address} has reached the limit; does nothing otherwise, or for no address.
+	 * Reserves one attempt for the key of {@code address}; throws {@link TooManyFailedLogins} (counted as
+	 * {@code address_locked}) with the window's remaining seconds, rounded up, when its window already holds the limit.
+	 * For no address, or one the full table cannot track, nothing is reserved.
 	 */
-	public void check(InetAddress address) {
+	public Reservation reserve(InetAddress address) {
 		if (address == null) {
-			return;
+			return Reservation.NONE;
 		}
-		Window window = this.windows.get(address);
-		if (window == null || window.failures() < this.maxFailures) {
-			return;
-		}
-		long remaining = this.windowNanos - (this.clock.getAsLong() - window.start());
-		if (remaining <= 0) {
-			return;
-		}
-		this.metrics.rejection(Rejection.ADDRESS_LOCKED);
-		throw new TooManyFailedLogins((remaining + TimeUnit.SECONDS.toNanos(1) - 1) / TimeUnit.SECONDS.toNanos(1));
-	}
-
-	/** One failed password grant from {@code address}: counted in its window, or a new window from now. */
-	public void failed(InetAddress address) {
-		if (address == null) {
-			return;
-		}
+		InetAddress key = key(address);
 		long now = this.clock.getAsLong();
-		if (!this.windows.containsKey(address) && this.windows.size() >= this.capacity && !sweep(now)) {
-			return; // full of live windows: not tracked
+		if (!this.windows.containsKey(key) && this.windows.size() >= this.capacity && !sweep(now)) {
+			return Reservation.NONE; // full of live windows: not tracked
 		}
-		this.windows.compute(address, (key, window) -> {
+		long[] lockedFor = { 0 };
+		Window reserved = this.windows.compute(key, (k, window) -> {
 			if (window == null || now - window.start() >= this.windowNanos) {
 				return new Window(now, 1);
 			}
-			return window.failures() >= this.maxFailures ? window : new Window(window.start(), window.failures() + 1);
+			if (window.failures() >= this.maxFailures) {
+				lockedFor[0] = this.windowNanos - (now - window.start());
+				return window;
+			}
+			return new Window(window.start(), window.failures() + 1);
 		});
+		if (lockedFor[0] > 0) {
+			this.metrics.rejection(Rejection.ADDRESS_LOCKED);
+			long second = TimeUnit.SECONDS.toNanos(1);
+			throw new TooManyFailedLogins((lockedFor[0] + second - 1) / second);
+		}
+		return new Reservation(key, reserved.start());
+	}
+
+	/**
+	 * Gives a reserved attempt back, if its window is still the current one; a window left with no attempt is removed.
+	 */
+	public void release(Reservation reservation) {
+		if (reservation == null || reservation.key() == null) {
+			return;
+		}
+		this.windows.computeIfPresent(reservation.key(), (key, window) -> {
+			if (window.start() != reservation.windowStart()) {
+				return window;
+			}
+			return window.failures() <= 1 ? null : new Window(window.start(), window.failures() - 1);
+		});
+	}
+
+	/** The limit's key of an address: IPv4 as is (IPv4-mapped IPv6 too), IPv6 by its /64 (the rest zeroed). */
+	public static InetAddress key(InetAddress address) {
+		InetAddress normalised = TrustedProxies.normalised(address);
+		if (!(normalised instanceof Inet6Address)) {
+			return normalised;
+		}
+		byte[] bytes = Arrays.copyOf(normalised.getAddress(), 16);
+		Arrays.fill(bytes, 8, 16, (byte) 0);
+		try {
+			return InetAddress.getByAddress(bytes);
+		}
+		catch (UnknownHostException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** An attempt reserved for a key in the window that started at {@code windowStart}; {@link #NONE}: nothing. */
+	public record Reservation(InetAddress key, long windowStart) {
+
+		public static final Reservation NONE = new Reservation(null, 0);
+
 	}
 
 	/** Addresses tracked now. */

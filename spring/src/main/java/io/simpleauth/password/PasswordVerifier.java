@@ -71,7 +71,7 @@ public class PasswordVerifier {
 	/**
 	 * Whether checking a password against this stored hash is the legacy HMAC (microseconds): a usable
 	 * {@code $hmac-sha256$} string. Anything else costs one argon2id run — the stored argon2id hash, or the dummy run an
-	 * unusable one pays (see {@link #padUnusable}). Parses only.
+	 * unusable one pays (see {@link #decoy}). Parses only.
 	 */
 	public boolean isLegacy(String storedHash) {
 		return parse(storedHash) instanceof HmacSha256;
@@ -87,11 +87,11 @@ public class PasswordVerifier {
 	}
 
 	/**
-	 * The same decoy after a {@link Verification#UNUSABLE} stored hash (a disabled user's {@code $disabled$} marker,
-	 * an unknown scheme), so that such an account answers no faster than an unknown user. Not counted: {@link #verify}
-	 * already counted this login as {@code unusable}.
+	 * The same argon2id run as {@link #verifyUnknownUser}, after a {@link Verification#UNUSABLE} stored hash (a disabled
+	 * user's {@code $disabled$} marker, an unknown scheme) or a legacy HMAC mismatch (microseconds otherwise), so that
+	 * every wrong password costs what an unknown user's costs. Not counted: {@link #verify} already counted this login.
 	 */
-	public void padUnusable(String password) {
+	public void decoy(String password) {
 		check(password, DUMMY);
 	}
 

@@ -3,6 +3,7 @@ package io.simpleauth.token;
 import java.net.InetAddress;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import io.simpleauth.config.PasswordCheckExecutor;
 import io.simpleauth.config.SigningExecutor;
@@ -24,10 +25,13 @@ import io.simpleauth.user.UserRepository;
 import org.springframework.stereotype.Service;
 
 /**
- * Both grants and revocation (spec/README §1, §7, §8). The password grant: the client address's limit, the user and
- * the username's lock in one lookup, the password checked — argon2id under the overload limit — then a new session
- * (its first refresh token) and the token pair, its access token naming the request's {@code client_id}, else
- * {@code DEFAULT_CLIENT_ID}. The refresh grant: the presented token rotated, the pair issued in its family.
+ * Both grants and revocation (spec/README §1, §7, §8). The password grant, in the contract's order (§8): one attempt
+ * reserved for the client address, then one for the username with the user read in the same round trip (statement L),
+ * the password checked — every argon2id run under the overload limit, a legacy mismatch paying a decoy argon2id — then
+ * a new session (statement S, only if the hash is still the one verified) and the token pair, its access token naming
+ * the request's {@code client_id}, else {@code DEFAULT_CLIENT_ID}. The reservations are the failure counts: given back
+ * where the attempt turns out not to be a failure. The refresh grant: the presented token rotated, the pair issued in
+ * its session.
  * <p>
  * Statements run on the request thread; argon2id and the signatures on pools of their own, with no connection
  * held meanwhile. A refused grant is an empty answer; a lock is {@link TooManyFailedLogins}, a shed argon2id check
@@ -76,35 +80,64 @@ public class TokenService {
 
 	/**
 	 * The password grant from {@code client} (null: not tracked): the tokens, or empty when the credentials are refused
-	 * — an unknown user, a wrong password and an unusable stored hash alike, each after one argon2id run, each counted
-	 * as a failure of the username and of the address.
+	 * — an unknown user, a wrong password, an unusable stored hash, or credentials changed since they were verified —
+	 * each after one argon2id run, each left counted as a failure of the username and of the address.
 	 */
 	public Optional<GrantedTokens> passwordGrant(TokenRequest.Password request, InetAddress client) {
-		this.addresses.check(client);
-		Login login = this.users.findForLogin(request.username());
+		AddressLimiter.Reservation address = this.addresses.reserve(client);
+		Login login;
+		try {
+			login = this.users.reserveLogin(request.username());
+		}
+		catch (RuntimeException ex) {
+			this.addresses.release(address);
+			throw ex;
+		}
 		if (login.locked()) {
+			this.addresses.release(address);
 			this.metrics.rejection(Rejection.USERNAME_LOCKED);
 			throw new TooManyFailedLogins(login.lockedForSeconds());
 		}
 		Optional<User> found = login.user();
-		if (!verified(found, request.password(), client)) {
-			this.addresses.failed(client);
-			this.users.countFailure(request.username());
+		boolean matched;
+		try {
+			matched = verified(found, request.password());
+		}
+		catch (Overloaded ex) {
+			// Shed: the username's reservation back (a write that may fail like any other: the 503 stands); the
+			// address's stays, a shed grant counts for its address.
+			giveBack(request.username());
+			throw ex;
+		}
+		if (!matched) {
 			return Optional.empty();
 		}
 		User user = found.get();
 		String clientId = request.clientId() != null ? request.clientId() : this.defaultClientId;
 		UUID sid = UUID.randomUUID();
 		String refreshToken = RefreshToken.generate();
-		this.sessions.start(request.username(), RefreshToken.sha256(refreshToken), sid, user.id(), clientId);
+		if (!this.sessions.start(request.username(), RefreshToken.sha256(refreshToken), sid, user.id(), clientId,
+				user.passwordHash())) {
+			return Optional.empty(); // the hash changed since it was verified: as a wrong password
+		}
+		this.addresses.release(address);
 		return Optional.of(new GrantedTokens(this.signing.call(() -> this.signer.issue(user, clientId, sid)),
 				refreshToken));
 	}
 
+	private void giveBack(String username) {
+		try {
+			this.users.giveBack(username);
+		}
+		catch (RuntimeException ex) {
+			// Ignored (§8): the grant is answered 503 anyway, the reservation expires with its window.
+		}
+	}
+
 	/**
 	 * The refresh grant: the new tokens in the presented token's family, or empty when it is refused — malformed
-	 * (without asking the database), unknown, expired, used (its family then revoked: reuse), revoked, another client's,
-	 * or its user's stored hash unusable (the family revoked).
+	 * (without asking the database), unknown, expired, used (its session then revoked: reuse), its session revoked or
+	 * ended, another client's, or its user's stored hash changed since the login (a reset, a disabled user).
 	 */
 	public Optional<GrantedTokens> refreshGrant(TokenRequest.Refresh request) {
 		if (!RefreshToken.isWellFormed(request.refreshToken())) {
@@ -120,11 +153,6 @@ public class TokenService {
 			return Optional.empty();
 		}
 		Session session = rotated.get();
-		if (!this.passwords.isUsable(session.user().passwordHash())) {
-			// A disabled (or broken) user: rotate has just marked the token used, so this revokes its family.
-			this.sessions.revokeFamilyOfUsed(presented);
-			return Optional.empty();
-		}
 		TokenPair pair = this.signing
 			.call(() -> this.signer.issue(session.user(), session.clientId(), session.familyId()));
 		return Optional.of(new GrantedTokens(pair, next));
@@ -138,18 +166,30 @@ public class TokenService {
 	}
 
 	/**
-	 * Whether the password matches. The legacy HMAC (microseconds) runs here; every argon2id run — the stored hash, the
-	 * unknown user's or the unusable hash's dummy — runs on the password-check pool under a permit of the overload
-	 * limit, held while it waits for a thread and runs; without one the check is shed ({@link #acquireCheck}).
+	 * Whether the password matches. The legacy HMAC (microseconds) runs here, and needs no permit when it matches; every
+	 * argon2id run — the stored hash, the unknown user's or the unusable hash's dummy, the decoy after a legacy mismatch
+	 * (so that every wrong password costs one argon2id) — runs on the password-check pool under a permit of the
+	 * overload limit, held while it waits for a thread and runs; without one the check is shed ({@link Overloaded}).
 	 */
-	private boolean verified(Optional<User> found, String password, InetAddress client) {
+	private boolean verified(Optional<User> found, String password) {
 		if (found.isPresent() && this.passwords.isLegacy(found.get().passwordHash())) {
-			return this.passwords.verify(password, found.get().passwordHash()) == Verification.MATCH;
+			if (this.passwords.verify(password, found.get().passwordHash()) == Verification.MATCH) {
+				return true;
+			}
+			underPermit(() -> {
+				this.passwords.decoy(password);
+				return false;
+			});
+			return false;
 		}
-		try (PasswordCheckLimit.Permit permit = acquireCheck(client)) {
+		return underPermit(() -> verifyArgon2id(found, password));
+	}
+
+	private boolean underPermit(Supplier<Boolean> argon2id) {
+		try (PasswordCheckLimit.Permit permit = this.checks.acquire()) {
 			return this.passwordChecks.call(() -> {
 				try {
-					return verifyArgon2id(found, password);
+					return argon2id.get();
 				}
 				finally {
 					// Given back by the pool thread as the check ends, not when this request's thread is next
@@ -157,21 +197,6 @@ public class TokenService {
 					permit.close();
 				}
 			});
-		}
-	}
-
-	/**
-	 * A permit of the overload limit; when none is free the check is shed ({@link Overloaded}) and counted as a failure
-	 * of the client's address, so that a flood of logins this instance cannot afford to check locks its address
-	 * (spec/README §8). Not of the username: that would be a write per shed request.
-	 */
-	private PasswordCheckLimit.Permit acquireCheck(InetAddress client) {
-		try {
-			return this.checks.acquire();
-		}
-		catch (Overloaded ex) {
-			this.addresses.failed(client);
-			throw ex;
 		}
 	}
 
@@ -187,7 +212,7 @@ public class TokenService {
 			case MISMATCH -> false;
 			case UNUSABLE -> {
 				// Costs what an unknown user costs, so a disabled or broken account cannot be told apart by timing.
-				this.passwords.padUnusable(password);
+				this.passwords.decoy(password);
 				this.unusableHashes.report(user.id());
 				yield false;
 			}

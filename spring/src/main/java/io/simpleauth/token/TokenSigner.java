@@ -18,7 +18,8 @@ import org.springframework.stereotype.Component;
 /**
  * Issues token pairs: builds the claims of the access and ID tokens, the key set's JwtEncoder signs. Header {alg, typ,
  * kid} only — {@code typ} {@value KeySet#ACCESS_TOKEN_TYPE} on the access token (RFC 9068), {@value KeySet#ID_TOKEN_TYPE}
- * on the ID token; {@code aud} a plain string; both tokens share iat, exp and sid. A pair is signed wholly with one key
+ * on the ID token; {@code aud} a plain string — the resource ({@code JWT_AUDIENCE}) on the access token, the client on
+ * the ID token (OIDC Core §2), so that neither passes as the other; both tokens share iat, exp and sid. A pair is signed wholly with one key
  * set, whatever a concurrent SIGHUP reload does.
  */
 @Component
@@ -57,7 +58,8 @@ public class TokenSigner {
 
 	/**
 	 * Both tokens for {@code user} in the session {@code sid} (the refresh-token family), the access token naming
-	 * {@code clientId} (already checked against the {@link io.simpleauth.config.ClientId} rule), timed as one pair
+	 * {@code clientId} (already checked against the {@link io.simpleauth.config.ClientId} rule) in its
+	 * {@code client_id}, the ID token in its {@code aud}, timed as one pair
 	 * ({@code simpleauth_token_signing_duration_seconds}).
 	 */
 	public TokenPair issue(User user, String clientId, UUID session) {
@@ -68,10 +70,11 @@ public class TokenSigner {
 		String sid = session.toString();
 		String subject = user.id().toString();
 
-		JwtClaimsSet access = common(subject, issuedAt, expiresAt, sid).claim("client_id", clientId).build();
+		JwtClaimsSet access = common(this.audience, subject, issuedAt, expiresAt, sid).claim("client_id", clientId)
+			.build();
 		String accessToken = sign(keys, keys.accessTokenHeader(), access);
 
-		JwtClaimsSet id = common(subject, issuedAt, expiresAt, sid).claim("name", user.name())
+		JwtClaimsSet id = common(clientId, subject, issuedAt, expiresAt, sid).claim("name", user.name())
 			.claim("preferred_username", user.username())
 			.claim("email", user.email())
 			.claim("at_hash", AtHash.of(accessToken, keys.algorithm()))
@@ -82,11 +85,12 @@ public class TokenSigner {
 		return new TokenPair(accessToken, idToken, this.ttlSeconds);
 	}
 
-	private JwtClaimsSet.Builder common(String subject, Instant issuedAt, Instant expiresAt, String sid) {
+	private JwtClaimsSet.Builder common(String audience, String subject, Instant issuedAt, Instant expiresAt,
+			String sid) {
 		return JwtClaimsSet.builder()
 			.issuer(this.issuer)
-			// A single audience: the encoder writes a one-element audience as a plain string.
-			.claim("aud", this.audience)
+			// A single audience: a plain string.
+			.claim("aud", audience)
 			.subject(subject)
 			.issuedAt(issuedAt)
 			.expiresAt(expiresAt)

@@ -10,31 +10,39 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 
 /**
- * The password grant's statements (spec/README §7, the same text in every stack; pgjdbc caches the prepared statements
- * per connection): the user and the username's lock in one round trip, and a failed login counted for the username.
- * Each throws {@link DatabaseUnavailableException} when the database cannot be reached (see DatabaseErrors), any other
- * data error as Spring's DataAccessException.
+ * The password grant's statements L and G of spec/README §7 (the same text in every stack, see {@link Statement};
+ * pgjdbc caches the prepared statements per connection): one attempt reserved for the username and the user read in
+ * one round trip, and a reservation given back by a shed grant. Each throws {@link DatabaseUnavailableException} when
+ * the database cannot be reached (see DatabaseErrors), any other data error as Spring's DataAccessException.
  */
 @Repository
 public class UserRepository {
 
-	/** Always one row: id NULL for an unknown user, locked_for NULL unless the username is locked. */
-	static final String FIND_FOR_LOGIN = """
+	/**
+	 * L. Always one row: id NULL for an unknown user, locked_for NULL unless this attempt is beyond the limit.
+	 * $1 username, $2 LOGIN_MAX_FAILURES, $3 LOGIN_FAILURE_WINDOW_SECONDS.
+	 */
+	static final Statement RESERVE_LOGIN = Statement.of("""
+			WITH attempt AS (
+			    INSERT INTO login_failures AS f (username, failures, window_start) VALUES (lower($1), 1, now())
+			    ON CONFLICT (username) DO UPDATE SET
+			        failures     = CASE WHEN f.window_start > now() - $3::integer * interval '1 second'
+			                            THEN least(f.failures + 1, $2::integer + 1) ELSE 1 END,
+			        window_start = CASE WHEN f.window_start > now() - $3::integer * interval '1 second'
+			                            THEN f.window_start ELSE now() END
+			    RETURNING failures, window_start
+			)
 			SELECT u.id, u.username, u.name, u.email, u.password_hash,
-			       CASE WHEN f.failures >= ?::integer
-			            THEN ceil(extract(epoch FROM f.window_start + ?::integer * interval '1 second' - now()))::integer
+			       CASE WHEN a.failures > $2::integer
+			            THEN greatest(1, ceil(extract(epoch FROM a.window_start + $3::integer * interval '1 second' - now())))::integer
 			       END AS locked_for
-			FROM (SELECT lower(?) AS login) AS l
-			LEFT JOIN users u ON u.email = l.login
-			LEFT JOIN login_failures f ON f.username = l.login AND f.window_start > now() - ?::integer * interval '1 second'
-			""";
+			FROM attempt a LEFT JOIN users u ON u.email = lower($1)
+			""");
 
-	static final String COUNT_FAILURE = """
-			INSERT INTO login_failures AS f (username, failures, window_start) VALUES (lower(?), 1, now())
-			ON CONFLICT (username) DO UPDATE SET
-			    failures     = CASE WHEN f.window_start > now() - ?::integer * interval '1 second' THEN f.failures + 1 ELSE 1 END,
-			    window_start = CASE WHEN f.window_start > now() - ?::integer * interval '1 second' THEN f.window_start ELSE now() END
-			""";
+	/** G. A grant shed by the overload limit gives its reservation back. $1 username. */
+	static final Statement GIVE_BACK = Statement.of("""
+			UPDATE login_failures SET failures = failures - 1 WHERE username = lower($1) AND failures > 0
+			""");
 
 	/** The columns of a user, as the login lookup and the rotate statement both return them. */
 	static final RowMapper<User> USER = (rs, row) -> new User(rs.getObject("id", UUID.class), rs.getString("username"),
@@ -61,17 +69,20 @@ public class UserRepository {
 		this.windowSeconds = settings.loginFailureWindowSeconds();
 	}
 
-	/** The user of this username (an e-mail address, matched case-insensitively), and the username's lock. */
-	public Login findForLogin(String username) {
-		return this.outages.run(() -> this.jdbc.sql(FIND_FOR_LOGIN)
-			.params(this.maxFailures, this.windowSeconds, username, this.windowSeconds)
+	/**
+	 * Statement L: one attempt reserved for this username (an e-mail address, matched case-insensitively) in its
+	 * window, and its user; locked when the attempt is beyond {@code LOGIN_MAX_FAILURES}.
+	 */
+	public Login reserveLogin(String username) {
+		return this.outages.run(() -> this.jdbc.sql(RESERVE_LOGIN.jdbc())
+			.params(RESERVE_LOGIN.bind(username, this.maxFailures, this.windowSeconds))
 			.query(LOGIN)
 			.single());
 	}
 
-	/** One failed password grant for this username (known or not), in its window or a new one from now. */
-	public void countFailure(String username) {
-		this.outages.run(() -> this.jdbc.sql(COUNT_FAILURE).params(username, this.windowSeconds, this.windowSeconds).update());
+	/** Statement G: the username's reserved attempt given back (a grant shed before its password was checked). */
+	public void giveBack(String username) {
+		this.outages.run(() -> this.jdbc.sql(GIVE_BACK.jdbc()).params(GIVE_BACK.bind(username)).update());
 	}
 
 }

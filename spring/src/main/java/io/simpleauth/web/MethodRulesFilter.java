@@ -2,6 +2,7 @@ package io.simpleauth.web;
 
 import java.io.IOException;
 
+import io.simpleauth.config.Settings;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -21,7 +22,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * route's {@code Allow} and a JSON body (headers only for HEAD). Without it, Spring MVC answers OPTIONS itself
  * (200 with its own Allow) and lists HEAD/OPTIONS in its 405s. Other paths go on to Spring MVC, which answers
  * any method on them 404 (see {@link ApiExceptionHandler}) — except OPTIONS and TRACE, which the servlet answers
- * itself on a path without a handler (200 with an Allow header, or an echo); those are answered 404 here.
+ * itself on a path without a handler (200 with an Allow header, or an echo); those are answered 404 here. The
+ * ports: on METRICS_PORT only {@code GET}/{@code HEAD /metrics} goes on (to Actuator), everything else is 404; on the
+ * public port {@code /metrics} is 404 like any unknown path.
  */
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -33,14 +36,39 @@ public class MethodRulesFilter extends OncePerRequestFilter {
 
 	private static final byte[] NOT_FOUND = json(ApiError.notFound());
 
+	private final int metricsPort;
+
+	public MethodRulesFilter(Settings settings) {
+		this.metricsPort = settings.metricsPort();
+	}
+
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		String method = request.getMethod();
+		// The path as the servlet container normalised it (decoded, no ;parameters), so that no spelling of /metrics
+		// reaches Actuator's handler from the public port.
+		String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
+		boolean metrics = path.equals(Routes.METRICS) || path.startsWith(Routes.METRICS + "/");
+		if (request.getLocalPort() == this.metricsPort) {
+			// The metrics port: GET (and HEAD) /metrics, everything else 404.
+			if (path.equals(Routes.METRICS) && ("GET".equals(method) || "HEAD".equals(method))) {
+				chain.doFilter(request, response);
+			}
+			else {
+				answer(response, HttpServletResponse.SC_NOT_FOUND, NOT_FOUND, !"HEAD".equals(method));
+			}
+			return;
+		}
 		String allow = Routes.allowFor(request.getRequestURI());
 		if (allow == null) {
 			if ("OPTIONS".equals(method) || "TRACE".equals(method)) {
 				answer(response, HttpServletResponse.SC_NOT_FOUND, NOT_FOUND, true);
+				return;
+			}
+			if (metrics) {
+				// Any method: 404 as an unknown path is (ApiErrorController answers it), never Actuator's 200 or 405.
+				response.sendError(HttpServletResponse.SC_NOT_FOUND);
 				return;
 			}
 			chain.doFilter(request, response);

@@ -12,10 +12,14 @@ final class Routes {
 
 	static final String GET_HEAD = "GET, HEAD";
 
-	/** /metrics is Actuator's prometheus endpoint (application.properties). */
+	/**
+	 * Actuator's Prometheus endpoint (application.properties), served only on METRICS_PORT (see
+	 * {@link MethodRulesFilter}): not a route of the public port.
+	 */
+	static final String METRICS = "/metrics";
+
 	private static final Map<String, String> ALLOW = Map.of("/token", POST, "/revoke", POST, "/health", GET_HEAD,
-			"/health/live", GET_HEAD, "/.well-known/jwks.json", GET_HEAD, DiscoveryController.PATH, GET_HEAD, "/metrics",
-			GET_HEAD);
+			"/health/live", GET_HEAD, "/.well-known/jwks.json", GET_HEAD, DiscoveryController.PATH, GET_HEAD);
 
 	private Routes() {
 	}

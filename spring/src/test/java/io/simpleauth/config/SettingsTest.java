@@ -81,8 +81,9 @@ class SettingsTest {
 		Settings settings = Settings.fromEnvironment(Map.of());
 		assertThat(settings)
 			.extracting(Settings::refreshTtlSeconds, Settings::loginMaxFailures, Settings::loginFailureWindowSeconds,
-					Settings::loginIpMaxFailures, Settings::trustProxyHeaders, Settings::maxPasswordChecks)
-			.containsExactly(2_592_000, 10, 300, 100, false, 4 * Argon2Memory.checksAtOnce());
+					Settings::loginIpMaxFailures, s -> s.proxies().isEmpty(), Settings::maxPasswordChecks,
+					Settings::refreshMaxLifetimeSeconds, Settings::metricsPort)
+			.containsExactly(2_592_000, 10, 300, 100, true, 4 * Argon2Memory.checksAtOnce(), 7_776_000, 9091);
 	}
 
 	@Test
@@ -110,26 +111,88 @@ class SettingsTest {
 	@Test
 	void theLimitsByTheirContractNames() {
 		Settings settings = Settings.fromEnvironment(Map.of("REFRESH_TTL_SECONDS", "86400", "LOGIN_MAX_FAILURES", "3",
-				"LOGIN_FAILURE_WINDOW_SECONDS", "60", "LOGIN_IP_MAX_FAILURES", "1000000", "TRUST_PROXY_HEADERS", "true",
-				"MAX_PASSWORD_CHECKS", "1"));
+				"LOGIN_FAILURE_WINDOW_SECONDS", "60", "LOGIN_IP_MAX_FAILURES", "1000000", "TRUSTED_PROXIES",
+				"10.0.0.0/8", "MAX_PASSWORD_CHECKS", "1", "REFRESH_MAX_LIFETIME_SECONDS", "86400", "METRICS_PORT",
+				"9100"));
 		assertThat(settings)
 			.extracting(Settings::refreshTtlSeconds, Settings::loginMaxFailures, Settings::loginFailureWindowSeconds,
-					Settings::loginIpMaxFailures, Settings::trustProxyHeaders, Settings::maxPasswordChecks)
-			.containsExactly(86_400, 3, 60, 1_000_000, true, 1);
-		assertThat(Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", "FALSE")).trustProxyHeaders()).isFalse();
-		assertThat(Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", " True ")).trustProxyHeaders()).isTrue();
+					Settings::loginIpMaxFailures, s -> s.proxies().toString(), Settings::maxPasswordChecks,
+					Settings::refreshMaxLifetimeSeconds, Settings::metricsPort)
+			.containsExactly(86_400, 3, 60, 1_000_000, "10.0.0.0/8", 1, 86_400, 9100);
+		assertThat(Settings.fromEnvironment(Map.of("TRUSTED_PROXIES", " ", "REFRESH_MAX_LIFETIME_SECONDS", "",
+				"METRICS_PORT", " "))).as("set but empty is unset")
+			.extracting(s -> s.proxies().isEmpty(), Settings::refreshMaxLifetimeSeconds, Settings::metricsPort)
+			.containsExactly(true, 7_776_000, 9091);
 	}
 
 	@ParameterizedTest
 	@ValueSource(strings = { "REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS",
-			"LOGIN_IP_MAX_FAILURES", "MAX_PASSWORD_CHECKS" })
+			"LOGIN_IP_MAX_FAILURES", "MAX_PASSWORD_CHECKS", "REFRESH_MAX_LIFETIME_SECONDS" })
 	void aLimitThatIsNotAPositiveIntegerIsRefusedInOneLine(String variable) {
 		for (String bad : new String[] { "0", "-1", "abc", "1.5", "2147483648", "ten" }) {
 			assertThatThrownBy(() -> Settings.fromEnvironment(Map.of(variable, bad))).as(variable + "=" + bad)
 				.isInstanceOf(SettingsException.class)
 				.hasMessage(variable + " must be an integer between 1 and 2147483647 (got '" + bad + "')");
 		}
-		assertThat(Settings.fromEnvironment(Map.of(variable, "2147483647"))).isNotNull();
+		// The lifetime bounds the TTL from above.
+		Map<String, String> largest = new java.util.HashMap<>(Map.of("REFRESH_MAX_LIFETIME_SECONDS", "2147483647"));
+		largest.put(variable, "2147483647");
+		assertThat(Settings.fromEnvironment(largest)).isNotNull();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "0", "65536", "-1", "abc", "9091.0", "0x" })
+	void metricsPortIsAnIntegerFrom1To65535(String bad) {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("METRICS_PORT", bad))).as(bad)
+			.isInstanceOf(SettingsException.class)
+			.hasMessage("METRICS_PORT must be an integer between 1 and 65535 (got '" + bad + "')");
+		assertThat(Settings.fromEnvironment(Map.of("METRICS_PORT", "1")).metricsPort()).isEqualTo(1);
+		assertThat(Settings.fromEnvironment(Map.of("METRICS_PORT", "65535")).metricsPort()).isEqualTo(65535);
+	}
+
+	@Test
+	void metricsPortIsNotThePort() {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("METRICS_PORT", "8080")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("METRICS_PORT must differ from PORT");
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("PORT", "9091")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("METRICS_PORT must differ from PORT");
+		assertThat(Settings.fromEnvironment(Map.of("PORT", "9091", "METRICS_PORT", "9092")).metricsPort())
+			.isEqualTo(9092);
+	}
+
+	@Test
+	void theMaxLifetimeIsNotBelowTheRefreshTtl() {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("REFRESH_TTL_SECONDS", "100",
+				"REFRESH_MAX_LIFETIME_SECONDS", "99")))
+			.isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("REFRESH_MAX_LIFETIME_SECONDS must not be less than REFRESH_TTL_SECONDS");
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("REFRESH_TTL_SECONDS", "7776001")))
+			.as("against the default")
+			.hasMessageStartingWith("REFRESH_MAX_LIFETIME_SECONDS");
+		assertThat(Settings.fromEnvironment(Map.of("REFRESH_TTL_SECONDS", "100", "REFRESH_MAX_LIFETIME_SECONDS",
+				"100"))).isNotNull();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "true", "false", "1", "yes", "anything" })
+	void trustProxyHeadersIsRefusedForTrustedProxies(String value) {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", value)))
+			.isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("TRUST_PROXY_HEADERS was replaced by TRUSTED_PROXIES");
+		assertThat(Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", " "))).as("empty is unset").isNotNull();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "a,,b", "10.0.0.1,", ",10.0.0.1", "10.0.0.1/8", "300.1.1.1", "::1/129", "x",
+			"10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/8/8", "[::1]", "::1%lo",
+			"10.0.0.1:80", "2001:db8::1/64", "fe80::/9x", "010.0.0.0/8", "host.example" })
+	void aBadTrustedProxiesIsRefusedNamingIt(String bad) {
+		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("TRUSTED_PROXIES", bad))).as(bad)
+			.isInstanceOf(SettingsException.class)
+			.hasMessageStartingWith("TRUSTED_PROXIES must be")
+			.hasMessageNotContaining("\n");
 	}
 
 	@Test
@@ -177,14 +240,6 @@ class SettingsTest {
 			.isInstanceOf(SettingsException.class)
 			.hasMessage("DB_IDLE_TIMEOUT_SECONDS must be less than DB_MAX_LIFETIME_SECONDS (got 300 and 300)");
 		assertThat(Settings.fromEnvironment(Map.of("DB_MAX_LIFETIME_SECONDS", "301")).maxLifetimeSeconds()).isEqualTo(301);
-	}
-
-	@ParameterizedTest
-	@ValueSource(strings = { "yes", "no", "1", "0", "on", "off", "maybe", "truee" })
-	void trustProxyHeadersIsTrueOrFalseOnly(String bad) {
-		assertThatThrownBy(() -> Settings.fromEnvironment(Map.of("TRUST_PROXY_HEADERS", bad)))
-			.isInstanceOf(SettingsException.class)
-			.hasMessage("TRUST_PROXY_HEADERS must be true or false (got '" + bad + "')");
 	}
 
 	@ParameterizedTest

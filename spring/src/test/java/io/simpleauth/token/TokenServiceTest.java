@@ -26,6 +26,7 @@ import io.simpleauth.user.SessionRepository;
 import io.simpleauth.user.User;
 import io.simpleauth.user.UserRepository;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -52,10 +53,11 @@ import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verifyNoInteractions;
 
 /**
- * The grants: a password grant passes the address limit, the username's lock and the overload limit before a hash is
- * computed; a match starts a session and is issued the signer's pair in it; every refusal is empty, costs one
- * argon2id run on the CPU pool, is counted once and as a failure. The refresh grant rotates, detects reuse and refuses a
- * disabled user; revocation revokes the family of a well-formed token only.
+ * The grants: a password grant reserves an attempt for its address and its username, and passes the overload limit,
+ * before a hash is computed; a match starts a session (if the hash is still the one verified) and is issued the signer's
+ * pair in it; every refusal is empty, costs one argon2id run on the CPU pool, is counted once and stays counted as a
+ * failure; the reservations are given back where spec/README §8 says. The refresh grant rotates and detects reuse;
+ * revocation revokes the family of a well-formed token only.
  */
 class TokenServiceTest {
 
@@ -80,7 +82,7 @@ class TokenServiceTest {
 
 	private final PasswordCheckExecutor passwordChecks = new PasswordCheckExecutor();
 
-	private final AddressLimiter addresses = new AddressLimiter(this.settings, this.metrics);
+	private final AddressLimiter addresses = spy(new AddressLimiter(this.settings, this.metrics));
 
 	private final PasswordCheckLimit checks = new PasswordCheckLimit(this.settings, this.metrics);
 
@@ -91,6 +93,11 @@ class TokenServiceTest {
 
 	/** Threads the argon2id equaliser ran on, one entry per run. */
 	private final List<String> dummyRuns = new CopyOnWriteArrayList<>();
+
+	@BeforeEach
+	void sessionsStart() {
+		given(this.sessions.start(anyString(), any(), any(), any(), anyString(), anyString())).willReturn(true);
+	}
 
 	@AfterEach
 	void stopPool() {
@@ -109,20 +116,21 @@ class TokenServiceTest {
 
 		assertThat(grant("TopSecret0!")).isEmpty();
 
-		then(this.passwords).should().padUnusable("TopSecret0!");
+		then(this.passwords).should().decoy("TopSecret0!");
 		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("password-"));
 		assertThat(totalChecks()).isEqualTo(1);
 		assertThat(checks("dummy", "mismatch")).isZero();
 		assertThat(checks(stored.startsWith("$argon2id$") ? "argon2id"
 				: stored.startsWith("$hmac-sha256$") ? "hmac-sha256" : "unknown", "unusable")).isEqualTo(1);
-		then(this.users).should().countFailure("someone@example.com");
+		then(this.users).should(never()).giveBack(anyString());
+		then(this.addresses).should(never()).release(any());
 		assertThat(this.checks.available()).as("the permit given back").isEqualTo(2);
 	}
 
 	@Test
 	void anUnknownUserCostsTheSameArgon2idRunCountedAsTheDummy() {
 		recordDummyRuns();
-		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
+		given(this.users.reserveLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
 
 		assertThat(grant("TopSecret0!")).isEmpty();
 
@@ -130,21 +138,42 @@ class TokenServiceTest {
 		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("password-"));
 		assertThat(totalChecks()).isEqualTo(1);
 		assertThat(checks("dummy", "mismatch")).isEqualTo(1);
-		then(this.users).should().countFailure("someone@example.com");
-		then(this.sessions).shouldHaveNoInteractions();
+		then(this.users).should(never()).giveBack(anyString());
+		then(this.addresses).should(never()).release(any());
+		then(this.sessions).should(never()).start(anyString(), any(), any(), any(), anyString(), anyString());
 	}
 
 	@Test
-	void aWrongPasswordOfAUsableHashNeedsNoEqualiser() {
+	void aLegacyMismatchPaysTheDecoyArgon2idUnderAPermitCountedOnceAsTheMismatch() {
 		found(user(JOHN_HASH));
+		int[] permits = { -1 };
+		doAnswer(call -> {
+			this.dummyRuns.add(Thread.currentThread().getName());
+			permits[0] = this.checks.available();
+			return call.callRealMethod();
+		}).when(this.passwords).decoy(anyString());
 
 		assertThat(grant("wrong")).isEmpty();
 
-		then(this.passwords).should(never()).padUnusable(anyString());
-		then(this.passwords).should(never()).verifyUnknownUser(anyString());
+		then(this.passwords).should().decoy("wrong");
+		assertThat(this.dummyRuns).hasSize(1).allMatch(thread -> thread.startsWith("password-"));
+		assertThat(permits[0]).as("one of two permits held during the decoy").isEqualTo(1);
 		assertThat(checks("hmac-sha256", "mismatch")).isEqualTo(1);
 		assertThat(totalChecks()).isEqualTo(1);
-		then(this.users).should().countFailure("someone@example.com");
+		then(this.users).should(never()).giveBack(anyString());
+		assertThat(this.checks.available()).isEqualTo(2);
+	}
+
+	@Test
+	void anArgon2idMismatchNeedsNoDecoy() {
+		found(user(ARGON_HASH));
+
+		assertThat(grant("wrong")).isEmpty();
+
+		then(this.passwords).should(never()).decoy(anyString());
+		then(this.passwords).should(never()).verifyUnknownUser(anyString());
+		assertThat(checks("argon2id", "mismatch")).isEqualTo(1);
+		assertThat(totalChecks()).isEqualTo(1);
 	}
 
 	@Test
@@ -154,7 +183,7 @@ class TokenServiceTest {
 			assertThat(grant("wrong")).isEmpty();
 		}
 		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(TooManyFailedLogins.class);
-		then(this.users).should(times(3)).findForLogin(anyString());
+		then(this.users).should(times(3)).reserveLogin(anyString());
 		assertThat(rejections("address_locked")).isEqualTo(1);
 		assertThat(this.service.passwordGrant(new TokenRequest.Password("someone@example.com", "wrong"),
 				InetAddress.getByAddress(new byte[] { 10, 0, 0, 1 })))
@@ -163,56 +192,122 @@ class TokenServiceTest {
 	}
 
 	@Test
-	void aSuccessDoesNotClearTheAddressCount() {
+	void aSuccessGivesItsAddressReservationBackButDoesNotClearTheFailures() {
 		User john = user(JOHN_HASH);
 		found(john);
 		given(this.signer.issue(eq(john), anyString(), any(UUID.class))).willReturn(new TokenPair("a", "i", 600));
 		grant("wrong");
 		grant("wrong");
-		assertThat(grant("TopSecret0!")).isPresent();
+		for (int i = 0; i < 3; i++) {
+			assertThat(grant("TopSecret0!")).as("success %d: not counted", i).isPresent();
+		}
 		grant("wrong");
 		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(TooManyFailedLogins.class);
 	}
 
 	@Test
+	void credentialsChangedSinceTheyWereVerifiedAreAWrongPasswordAndStayCounted() {
+		User john = user(JOHN_HASH);
+		found(john);
+		given(this.sessions.start(anyString(), any(), any(), any(), anyString(), anyString())).willReturn(false);
+		for (int i = 0; i < 3; i++) {
+			assertThat(grant("TopSecret0!")).isEmpty();
+		}
+		then(this.sessions).should(times(3))
+			.start(eq("someone@example.com"), any(), any(), eq(john.id()), eq("default-app"), eq(JOHN_HASH));
+		verifyNoInteractions(this.signer);
+		then(this.addresses).should(never()).release(any());
+		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(TooManyFailedLogins.class);
+	}
+
+	@Test
+	void thePasswordGrantRunsInTheContractsOrder() {
+		User john = user(JOHN_HASH);
+		found(john);
+		given(this.signer.issue(eq(john), anyString(), any(UUID.class))).willReturn(new TokenPair("a", "i", 600));
+
+		assertThat(grant("TopSecret0!")).isPresent();
+
+		InOrder order = inOrder(this.addresses, this.users, this.passwords, this.sessions, this.signer);
+		order.verify(this.addresses).reserve(this.client);
+		order.verify(this.users).reserveLogin("someone@example.com");
+		order.verify(this.passwords).verify("TopSecret0!", JOHN_HASH);
+		order.verify(this.sessions).start(eq("someone@example.com"), any(), any(), eq(john.id()), eq("default-app"),
+				eq(JOHN_HASH));
+		order.verify(this.addresses).release(any());
+		order.verify(this.signer).issue(eq(john), eq("default-app"), any(UUID.class));
+	}
+
+	@Test
 	void aLockedUsernameIs429WithItsSecondsAndNoHashIsComputed() {
-		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.of(user(ARGON_HASH)), 42));
+		given(this.users.reserveLogin(anyString())).willReturn(new Login(Optional.of(user(ARGON_HASH)), 42));
 
 		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOfSatisfying(TooManyFailedLogins.class,
 				locked -> assertThat(locked.retryAfterSeconds()).isEqualTo(42));
 
 		assertThat(totalChecks()).isZero();
 		assertThat(rejections("username_locked")).isEqualTo(1);
-		then(this.users).should(never()).countFailure(anyString());
+		then(this.users).should(never()).giveBack(anyString());
 		then(this.sessions).shouldHaveNoInteractions();
+		for (int i = 0; i < 3; i++) {
+			assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(TooManyFailedLogins.class);
+		}
+		assertThat(rejections("username_locked")).as("the address's reservations given back: never address_locked")
+			.isEqualTo(4);
+		assertThat(rejections("address_locked")).isZero();
 	}
 
 	@Test
-	void withEveryPermitTakenAnArgon2idCheckIsShedAtOnceAndCountedForTheAddressOnly() throws Exception {
+	void aDatabaseErrorOnTheLookupGivesTheAddressReservationBack() {
+		given(this.users.reserveLogin(anyString())).willThrow(unavailable());
+		for (int i = 0; i < 4; i++) {
+			assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(DatabaseUnavailableException.class);
+		}
+		assertThat(rejections("address_locked")).isZero();
+	}
+
+	@Test
+	void withEveryPermitTakenAnArgon2idRunIsShedAtOnceItsUsernameReservationGivenBackItsAddresssKept()
+			throws Exception {
 		InetAddress other = InetAddress.getByAddress(new byte[] { 10, 0, 0, 2 });
+		User john = user(JOHN_HASH);
+		given(this.signer.issue(eq(john), anyString(), any(UUID.class))).willReturn(new TokenPair("a", "i", 600));
 		found(user(ARGON_HASH));
 		try (PasswordCheckLimit.Permit a = this.checks.acquire(); PasswordCheckLimit.Permit b = this.checks.acquire()) {
 			assertThatThrownBy(() -> grant("argon-pass-1")).isInstanceOf(Overloaded.class);
-			given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
+			given(this.users.reserveLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
 			assertThatThrownBy(() -> grant("x")).as("the unknown user's dummy").isInstanceOf(Overloaded.class);
 			found(user("$disabled$"));
 			assertThatThrownBy(() -> grant("x")).as("the unusable hash's dummy").isInstanceOf(Overloaded.class);
 
-			found(user(JOHN_HASH));
+			found(john);
 			assertThatThrownBy(() -> grant("TopSecret0!")).as("three sheds lock the address (LOGIN_IP_MAX_FAILURES=3)")
 				.isInstanceOf(TooManyFailedLogins.class);
-			assertThat(this.service.passwordGrant(new TokenRequest.Password("someone@example.com", "wrong"), other))
-				.as("the legacy HMAC is not bounded, and another address is not locked")
-				.isEmpty();
+			assertThatThrownBy(
+					() -> this.service.passwordGrant(new TokenRequest.Password("someone@example.com", "wrong"), other))
+				.as("a legacy mismatch's decoy needs a permit too; another address is not locked")
+				.isInstanceOf(Overloaded.class);
+			assertThat(this.service.passwordGrant(new TokenRequest.Password("someone@example.com", "TopSecret0!"), other))
+				.as("a legacy match needs no permit")
+				.isPresent();
 		}
-		assertThat(rejections("overload")).isEqualTo(3);
+		assertThat(rejections("overload")).isEqualTo(4);
 		assertThat(checks("argon2id", "mismatch") + checks("dummy", "mismatch") + checks("unknown", "unusable")).isZero();
-		then(this.users).should(times(1)).countFailure(anyString()); // the legacy failure; no shed counts the username
+		then(this.users).should(times(4)).giveBack("someone@example.com");
+	}
+
+	@Test
+	void aShedWhoseReservationCannotBeGivenBackIsStillShed() {
+		found(user(ARGON_HASH));
+		willThrow(unavailable()).given(this.users).giveBack(anyString());
+		try (PasswordCheckLimit.Permit a = this.checks.acquire(); PasswordCheckLimit.Permit b = this.checks.acquire()) {
+			assertThatThrownBy(() -> grant("x")).isInstanceOf(Overloaded.class);
+		}
 	}
 
 	@Test
 	void anArgon2idCheckHoldsAPermitWhileItRunsAndGivesItBackAlsoWhenItFails() {
-		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
+		given(this.users.reserveLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
 		int[] seen = new int[1];
 		doAnswer(call -> {
 			seen[0] = this.checks.available();
@@ -223,13 +318,6 @@ class TokenServiceTest {
 
 		assertThat(seen[0]).as("one of two permits held during the check").isEqualTo(1);
 		assertThat(this.checks.available()).isEqualTo(2);
-	}
-
-	@Test
-	void aFailureThatCannotBeCountedIsTheDatabasesFailure() {
-		found(user(JOHN_HASH));
-		willThrow(unavailable()).given(this.users).countFailure(anyString());
-		assertThatThrownBy(() -> grant("wrong")).isInstanceOf(DatabaseUnavailableException.class);
 	}
 
 	// ------------------------------------------------------------------ the password grant: success
@@ -249,12 +337,13 @@ class TokenServiceTest {
 		ArgumentCaptor<UUID> sid = ArgumentCaptor.forClass(UUID.class);
 		InOrder order = inOrder(this.sessions, this.signer);
 		order.verify(this.sessions)
-			.start(eq("someone@example.com"), hash.capture(), sid.capture(), eq(john.id()), eq("default-app"));
+			.start(eq("someone@example.com"), hash.capture(), sid.capture(), eq(john.id()), eq("default-app"),
+					eq(JOHN_HASH));
 		order.verify(this.signer).issue(john, "default-app", sid.getValue());
 		assertThat(hash.getValue()).isEqualTo(RefreshToken.sha256(granted.refreshToken()));
-		then(this.passwords).should(never()).padUnusable(anyString());
+		then(this.passwords).should(never()).decoy(anyString());
 		then(this.passwords).should(never()).verifyUnknownUser(anyString());
-		then(this.users).should(never()).countFailure(anyString());
+		then(this.users).should(never()).giveBack(anyString());
 		assertThat(checks("hmac-sha256", "match")).isEqualTo(1);
 	}
 
@@ -282,13 +371,13 @@ class TokenServiceTest {
 				this.client))
 			.map(GrantedTokens::pair)
 			.containsSame(pair);
-		then(this.sessions).should().start(anyString(), any(), any(), any(), eq("web"));
+		then(this.sessions).should().start(anyString(), any(), any(), any(), eq("web"), anyString());
 	}
 
 	@Test
 	void aSessionThatCannotBeStoredIsNotSigned() {
 		found(user(JOHN_HASH));
-		willThrow(unavailable()).given(this.sessions).start(anyString(), any(), any(), any(), anyString());
+		willThrow(unavailable()).given(this.sessions).start(anyString(), any(), any(), any(), anyString(), anyString());
 		assertThatThrownBy(() -> grant("TopSecret0!")).isInstanceOf(DatabaseUnavailableException.class);
 		verifyNoInteractions(this.signer);
 	}
@@ -354,19 +443,6 @@ class TokenServiceTest {
 		assertThat(rejections("refresh_reuse")).isZero();
 	}
 
-	@ParameterizedTest
-	@ValueSource(strings = { "$disabled$2026-11-23T16:50:00Z", "$bcrypt$2b$10$x", "" })
-	void aUserWhoseHashIsUnusableCannotRefreshAndTheFamilyIsRevoked(String stored) {
-		given(this.sessions.rotate(any(), any(), any()))
-			.willReturn(Optional.of(new Session(UUID.randomUUID(), "web", user(stored))));
-
-		assertThat(this.service.refreshGrant(new TokenRequest.Refresh(TOKEN, null))).isEmpty();
-
-		then(this.sessions).should().revokeFamilyOfUsed(RefreshToken.sha256(TOKEN));
-		assertThat(rejections("refresh_reuse")).isZero();
-		verifyNoInteractions(this.signer);
-	}
-
 	@Test
 	void aRefreshWithTheDatabaseDownIsTheDatabasesFailure() {
 		given(this.sessions.rotate(any(), any(), any())).willThrow(unavailable());
@@ -396,7 +472,7 @@ class TokenServiceTest {
 		doAnswer(call -> {
 			this.dummyRuns.add(Thread.currentThread().getName());
 			return call.callRealMethod();
-		}).when(this.passwords).padUnusable(anyString());
+		}).when(this.passwords).decoy(anyString());
 		doAnswer(call -> {
 			this.dummyRuns.add(Thread.currentThread().getName());
 			return call.callRealMethod();
@@ -404,7 +480,7 @@ class TokenServiceTest {
 	}
 
 	private void found(User user) {
-		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.of(user), 0));
+		given(this.users.reserveLogin(anyString())).willReturn(new Login(Optional.of(user), 0));
 	}
 
 	private Optional<GrantedTokens> grant(String password) {

@@ -65,7 +65,6 @@ class TokenSignerTest {
 		for (JsonNode claims : new JsonNode[] { access, id }) {
 			assertThat(claims.get("iss").stringValue()).isEqualTo("https://issuer.test");
 			assertThat(claims.get("aud").isString()).as("aud is a plain string").isTrue();
-			assertThat(claims.get("aud").stringValue()).isEqualTo("test-api");
 			assertThat(claims.get("sub").stringValue()).isEqualTo(this.john.id().toString());
 			assertThat(claims.get("iat").isIntegralNumber()).isTrue();
 			assertThat(claims.get("iat").asLong()).isEqualTo(NOW.getEpochSecond());
@@ -73,6 +72,9 @@ class TokenSignerTest {
 			assertThat(claims.get("exp").asLong()).isEqualTo(NOW.getEpochSecond() + 900);
 		}
 		assertThat(access.get("client_id").stringValue()).isEqualTo("mobile-app");
+		// The access token's audience is the resource (RFC 9068), the ID token's the client (OIDC Core §2).
+		assertThat(access.get("aud").stringValue()).isEqualTo("test-api");
+		assertThat(id.get("aud").stringValue()).isEqualTo("mobile-app");
 		assertThat(id.get("sid").stringValue()).isEqualTo(access.get("sid").stringValue());
 		assertThat(id.get("jti").stringValue()).isNotEqualTo(access.get("jti").stringValue());
 		assertThat(id.get("name").stringValue()).isEqualTo("John Doe");

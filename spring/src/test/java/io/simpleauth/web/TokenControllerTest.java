@@ -111,9 +111,10 @@ class TokenControllerTest {
 		@Override
 		public void initialize(ConfigurableApplicationContext context) {
 			// The address limit out of the way (this class sends many wrong passwords from one address; its own tests
-			// are AddressLimiterTest), proxy headers trusted (so that a test can pick its address), two argon2id checks.
+			// are AddressLimiterTest), MockMvc's peer a trusted proxy (so that a test can pick its address with
+			// X-Forwarded-For), two argon2id checks.
 			Settings settings = Vectors.settings(Map.of("JWT_ISSUER", "https://login.example.test/tenant-1/",
-					"LOGIN_IP_MAX_FAILURES", "1000000", "TRUST_PROXY_HEADERS", "true", "MAX_PASSWORD_CHECKS", "2"));
+					"LOGIN_IP_MAX_FAILURES", "1000000", "TRUSTED_PROXIES", "127.0.0.1", "MAX_PASSWORD_CHECKS", "2"));
 			SimpleAuthApplication.registering(settings, Vectors.keySet(settings)).initialize(context);
 		}
 
@@ -152,9 +153,10 @@ class TokenControllerTest {
 
 	@BeforeEach
 	void seed() {
-		given(this.users.findForLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
-		given(this.users.findForLogin("john@example.com")).willReturn(new Login(Optional.of(JOHN), 0));
-		given(this.users.findForLogin("broken@example.com")).willReturn(new Login(Optional.of(BROKEN), 0));
+		given(this.users.reserveLogin(anyString())).willReturn(new Login(Optional.empty(), 0));
+		given(this.users.reserveLogin("john@example.com")).willReturn(new Login(Optional.of(JOHN), 0));
+		given(this.users.reserveLogin("broken@example.com")).willReturn(new Login(Optional.of(BROKEN), 0));
+		given(this.sessions.start(anyString(), any(), any(), any(), anyString(), anyString())).willReturn(true);
 	}
 
 	// ------------------------------------------------------------------ success
@@ -178,7 +180,7 @@ class TokenControllerTest {
 		assertThat(jose(body.get("id_token").stringValue(), 1).get("sid").stringValue()).isEqualTo(sid);
 		then(this.sessions).should()
 			.start(eq("john@example.com"), eq(RefreshToken.sha256(refreshToken)), eq(UUID.fromString(sid)),
-					eq(JOHN.id()), eq("public"));
+					eq(JOHN.id()), eq("public"), eq(JOHN.passwordHash()));
 	}
 
 	@Test
@@ -200,6 +202,18 @@ class TokenControllerTest {
 		assertThat(jose(body.get("id_token").stringValue(), 0).get("typ").stringValue()).isEqualTo("JWT");
 		assertThat(jose(access, 1).get("client_id").stringValue()).isEqualTo("public");
 		assertThat(jose(body.get("id_token").stringValue(), 1).has("client_id")).isFalse();
+	}
+
+	/** OIDC Core §2 and RFC 9068: the ID token's aud is the client, the access token's the resource. */
+	@Test
+	void theIdTokensAudienceIsTheClientAndTheAccessTokensTheResource() throws Exception {
+		JsonNode named = tokens(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\",\"client_id\":\"web\"}"));
+		assertThat(jose(named.get("id_token").stringValue(), 1).get("aud").stringValue()).isEqualTo("web");
+		assertThat(jose(named.get("access_token").stringValue(), 1).get("aud").stringValue()).isEqualTo("channel-api");
+		JsonNode unnamed = tokens(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}"));
+		assertThat(jose(unnamed.get("id_token").stringValue(), 1).get("aud").stringValue()).isEqualTo("public");
+		assertThat(jose(unnamed.get("access_token").stringValue(), 1).get("aud").stringValue())
+			.isEqualTo("channel-api");
 	}
 
 	@ParameterizedTest
@@ -302,7 +316,7 @@ class TokenControllerTest {
 	void formDecodingReadsPlusAsASpaceAndEscapesAsUtf8Bytes() throws Exception {
 		this.mvc.perform(form("grant_type=password&username=a%2Bb+c%C3%A9%40example.com&password=x"))
 			.andExpect(errorCode("invalid_grant"));
-		then(this.users).should().findForLogin("a+b c\u00e9@example.com");
+		then(this.users).should().reserveLogin("a+b c\u00e9@example.com");
 	}
 
 	@Test
@@ -428,11 +442,22 @@ class TokenControllerTest {
 		}
 	}
 
+	/** The public port: /metrics is not a route (DatabaseDownHttpTest checks the bytes and the metrics port). */
+	@ParameterizedTest
+	@ValueSource(strings = { "/metrics", "/metrics/", "/metrics/jvm.memory.used" })
+	void metricsIs404OnThePublicPortWhateverTheMethod(String path) throws Exception {
+		for (String method : METHODS) {
+			this.mvc.perform(request(HttpMethod.valueOf(method), path))
+				.andExpect(status().isNotFound())
+				.andExpect(header().doesNotExist("Allow"));
+		}
+	}
+
 	// ------------------------------------------------------------------ 503, 500
 
 	@Test
 	void noPooledConnectionIs503WithRetryAfter() throws Exception {
-		given(this.users.findForLogin("john@example.com"))
+		given(this.users.reserveLogin("john@example.com"))
 			.willThrow(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
 					new java.sql.SQLTransientConnectionException("simple-auth - Connection is not available")));
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 503)
@@ -442,7 +467,7 @@ class TokenControllerTest {
 
 	@Test
 	void theRepositorysDatabaseUnavailableIs503WithRetryAfter() throws Exception {
-		given(this.users.findForLogin("john@example.com")).willThrow(new DatabaseUnavailableException(
+		given(this.users.reserveLogin("john@example.com")).willThrow(new DatabaseUnavailableException(
 				new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection")));
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 503)
 			.andExpect(header().string("Retry-After", "1"))
@@ -451,7 +476,7 @@ class TokenControllerTest {
 
 	@Test
 	void anythingUnexpectedIs500WithoutDetails() throws Exception {
-		given(this.users.findForLogin("john@example.com")).willThrow(new IllegalStateException("secret internals"));
+		given(this.users.reserveLogin("john@example.com")).willThrow(new IllegalStateException("secret internals"));
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")), 500)
 			.andExpect(errorCode("server_error"))
 			.andExpect(result -> assertThat(result.getResponse().getContentAsString()).doesNotContain("secret internals"));
@@ -536,7 +561,7 @@ class TokenControllerTest {
 
 	@Test
 	void everyErrorAnswerIsCountedWithItsCode() throws Exception {
-		given(this.users.findForLogin("down@example.com"))
+		given(this.users.reserveLogin("down@example.com"))
 			.willThrow(new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
 					new java.sql.SQLTransientConnectionException("simple-auth - Connection is not available")));
 		Map<String, Double> before = samples();
@@ -733,7 +758,7 @@ class TokenControllerTest {
 
 	@Test
 	void aLockedUsernameIs429WithItsRetryAfter() throws Exception {
-		given(this.users.findForLogin("locked@example.com")).willReturn(new Login(Optional.of(JOHN), 42));
+		given(this.users.reserveLogin("locked@example.com")).willReturn(new Login(Optional.of(JOHN), 42));
 		expectError(this.mvc.perform(json("{\"username\":\"locked@example.com\",\"password\":\"TopSecret0!\"}")), 429)
 			.andExpect(header().string("Retry-After", "42"))
 			.andExpect(content().bytes(TOO_MANY_FAILED_LOGINS.getBytes()));
@@ -742,27 +767,31 @@ class TokenControllerTest {
 	@Test
 	void aLockedAddressIs429BeforeTheDatabaseAndTheTrustedHeaderNamesIt() throws Exception {
 		InetAddress guesser = InetAddress.getByName("203.0.113.66");
-		willThrow(new TooManyFailedLogins(17)).given(this.addresses).check(guesser);
+		willThrow(new TooManyFailedLogins(17)).given(this.addresses).reserve(guesser);
 		expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")
-			.header("Fly-Client-IP", "203.0.113.66")), 429)
+			.header("X-Forwarded-For", "203.0.113.66")), 429)
 			.andExpect(header().string("Retry-After", "17"))
 			.andExpect(content().bytes(TOO_MANY_FAILED_LOGINS.getBytes()));
 		then(this.users).shouldHaveNoInteractions();
 		this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")
 			.header("X-Forwarded-For", "203.0.113.66, 198.51.100.1")).andExpect(status().isOk());
+		this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}")
+			.header("Fly-Client-IP", "203.0.113.66")).andExpect(status().isOk());
 	}
 
 	@Test
-	void aFailedLoginIsCountedForTheUsernameAndTheAddress() throws Exception {
+	void aFailedLoginKeepsTheAttemptsReservedForTheUsernameAndTheAddress() throws Exception {
 		this.mvc.perform(json("{\"username\":\"John@Example.com\",\"password\":\"wrong\"}")
 			.header("X-Forwarded-For", "198.51.100.9")).andExpect(errorCode("invalid_grant"));
-		then(this.users).should().countFailure("John@Example.com");
-		then(this.addresses).should().failed(InetAddress.getByName("198.51.100.9"));
+		then(this.users).should().reserveLogin("John@Example.com");
+		then(this.users).should(never()).giveBack(anyString());
+		then(this.addresses).should().reserve(InetAddress.getByName("198.51.100.9"));
+		then(this.addresses).should(never()).release(any());
 	}
 
 	@Test
 	void anArgon2idCheckWithNoPermitLeftIs503WithTheDatabasesBody() throws Exception {
-		given(this.users.findForLogin("down@example.com")).willThrow(new DatabaseUnavailableException(
+		given(this.users.reserveLogin("down@example.com")).willThrow(new DatabaseUnavailableException(
 				new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection")));
 		String unavailable = this.mvc.perform(json("{\"username\":\"down@example.com\",\"password\":\"x\"}"))
 			.andReturn()
@@ -776,15 +805,19 @@ class TokenControllerTest {
 					.andExpect(content().string(unavailable));
 			}
 			this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"TopSecret0!\"}"))
-				.andExpect(status().isOk()); // the legacy HMAC needs no permit
+				.andExpect(status().isOk()); // a legacy match needs no permit
+			expectError(this.mvc.perform(json("{\"username\":\"john@example.com\",\"password\":\"wrong\"}")), 503)
+				.andExpect(content().string(unavailable)); // a legacy mismatch's decoy does
 		}
 		assertThat(this.passwordChecks.available()).isEqualTo(2);
-		then(this.users).should(never()).countFailure(anyString());
+		then(this.users).should().giveBack("nobody@example.com");
+		then(this.users).should().giveBack("broken@example.com");
+		then(this.users).should().giveBack("john@example.com");
 	}
 
 	@Test
 	void limitsAreCountedAsRejectionsAndTheirAnswers() throws Exception {
-		given(this.users.findForLogin("locked@example.com")).willReturn(new Login(Optional.empty(), 5));
+		given(this.users.reserveLogin("locked@example.com")).willReturn(new Login(Optional.empty(), 5));
 		Map<String, Double> before = samples();
 		this.mvc.perform(json("{\"username\":\"locked@example.com\",\"password\":\"x\"}"));
 		try (PasswordCheckLimit.Permit a = this.passwordChecks.acquire();
