@@ -18,8 +18,8 @@ no number), start with the contract's environment in a cgroup of its own,
 start-up time (exec -> first 200 on /token), verification (two logins, the
 chosen dev key's kid in the served JWKS, tokens checked against it) and a
 primer. Then, with every server up at once, the closed-loop sweep (wrk):
-at each concurrency a warm-up until two consecutive windows agree on CPU per
-request within 3 %, then the repeats, the concurrencies and the stacks
+at each concurrency a warm-up until the median CPU per request of the last
+three windows is within 3 % of the three before, then the repeats, the concurrencies and the stacks
 interleaved round-robin (both orders rotate each repeat and are recorded;
 each measured run follows an unmeasured re-warm window at its concurrency).
 Then the open-loop phase (oha at constant arrival rates, latency from each request's intended start):
@@ -93,9 +93,9 @@ def parse_args(argv: list[str] | None) -> Settings:
                                           "fly-shared-cpu-1x, where the baseline serves ~100 requests/s and more "
                                           "connections only queue past the pool's 1 s acquire timeout)")
     ap.add_argument("--duration", type=int, default=15, help="seconds per measured run")
-    ap.add_argument("--warmup", type=int, default=120,
-                    help="cap in seconds of the warm-up at each concurrency (it ends earlier once two consecutive "
-                         "windows agree on CPU per request within 3 %%)")
+    ap.add_argument("--warmup", type=int, default=180,
+                    help="cap in seconds of the warm-up at each concurrency (it ends earlier once the median CPU per "
+                         "request of the last 3 windows is within 3 %% of the 3 before)")
     ap.add_argument("--warmup-window", type=int, default=10, help="seconds per warm-up window")
     ap.add_argument("--rewarm", type=int, default=5,
                     help="seconds of unmeasured load at a run's concurrency right before it (the sweep interleaves "
@@ -103,10 +103,11 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--primer", type=int, default=5, help="primer seconds at 8 connections")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--wrk-threads", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--open-loop-seconds", type=int, default=15, help="seconds per open-loop rate")
-    ap.add_argument("--open-loop-repeats", type=int, default=3,
-                    help="runs at each fraction of a stack's own maximum, interleaved (one 15 s run does not decide a "
-                         "p99 near saturation); the tables give the median and the range")
+    ap.add_argument("--open-loop-seconds", type=int, default=30, help="seconds per open-loop run")
+    ap.add_argument("--open-loop-repeats", type=int, default=5,
+                    help="runs at every open-loop point (each shared rate, each fraction of a stack's own maximum), "
+                         "interleaved; their requests are pooled for the percentiles, and the tables give the range "
+                         "across runs")
     ap.add_argument("--capacity-steps", type=int, default=3,
                     help=f"bisection steps for the highest constant rate with p99 under {CAPACITY_P99_MS:.0f} ms "
                          "(0: skip)")
@@ -206,12 +207,12 @@ class Progress:
 
 
 def estimated_seconds(settings: Settings, n: int) -> float:
-    warm = len(settings.concurrency) * min(settings.warmup, 3 * settings.warmup_window)
+    warm = len(settings.concurrency) * min(settings.warmup, (2 * settings.warmup_k + 1) * settings.warmup_window)
     per = settings.primer + warm + len(settings.concurrency) * settings.repeats * (settings.duration + settings.rewarm)
     if settings.limits.shared:
         per += min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
     if settings.open_loop:
-        per += ((len(settings.shared_fractions) + len(settings.own_fractions) * settings.open_loop_repeats
+        per += (((len(settings.shared_fractions) + len(settings.own_fractions)) * settings.open_loop_repeats
                  + settings.capacity_steps)
                 * (settings.open_loop_s + 1 + (0 if settings.smoke else settings.rewarm + 1)))
     ceilings = settings.signbench_runs * (2 * settings.signbench_s + 3)

@@ -161,8 +161,10 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
             "duration_s": settings.duration,
             "warmup_cap_s": settings.warmup,
             "warmup_window_s": settings.warmup_window,
-            "warmup_criterion": f"two consecutive windows' server CPU per request within {STABLE_WITHIN:.0%} "
-                                f"(requests/s for targets without a server process), at most the cap",
+            "warmup_criterion": f"the median of the last {settings.warmup_k} windows' server CPU per request "
+                                f"within {STABLE_WITHIN:.0%} of the median of the {settings.warmup_k} before, at "
+                                f"least {2 * settings.warmup_k} windows (requests/s for targets without a server "
+                                f"process), at most the cap; each warm-up records its rule and outcome",
             "primer_s": settings.primer,
             "repeats": settings.repeats,
             "rewarm_s": settings.rewarm,
@@ -170,7 +172,9 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                      "an unmeasured re-warm window at the run's concurrency before each run (recorded per run)",
             "wrk_threads": settings.wrk_threads,
             "open_loop": {"tool": "oha", "seconds": settings.open_loop_s, "latency": "from each request's intended "
-                          "start (--latency-correction), all requests sent (-n), exact percentiles",
+                          "start (--latency-correction), all requests sent (-n); each run's percentiles exact "
+                          "(oha's), each point's runs pooled from every request (--db-url records, 1 % buckets)",
+                          "repeats": settings.open_loop_repeats,
                           "shared_fractions_of_slowest_max": list(settings.shared_fractions),
                           "own_fractions": list(settings.own_fractions),
                           "own_fraction_repeats": settings.open_loop_repeats, "gc_log": settings.gc_log,

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import stackctl
 from stackctl import ROOT, ToolError
 
+from harness.latency import histogram, read_oha_db
 from harness.probes import children_cpu_seconds
 from harness.records import Settings
 
@@ -100,15 +102,24 @@ def run_oha(url: str, rate: float, seconds: int, connections: int, bodies: Path,
     """Open loop: `rate × seconds` requests at a constant arrival rate, latency from each one's intended start
     (--latency-correction), every request sent (-n, not -z: none is dropped at a deadline)."""
     n = max(1, round(rate * seconds))
+    # Every answered request's latency as well (oha stores them after the run, from the same records as its
+    # percentiles), so that a point's runs can be pooled (harness/latency.py).
+    db = Path(tempfile.mkdtemp(prefix="bench-oha-")) / "requests.sqlite"
     cmd = [oha, "-n", str(n), "-q", f"{rate:.3f}", "--latency-correction", "-c", str(connections), "--no-tui",
            "--output-format", "json", "-m", "POST", "-T", "application/json", "-Z", str(bodies),
-           "-t", "10s", url + "/token"]
+           "-t", "10s", "--db-url", str(db), url + "/token"]
     cpu0 = children_cpu_seconds()
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds * 3 + 120)
-    cpu = children_cpu_seconds() - cpu0
-    if res.returncode != 0:
-        raise ToolError(f"oha failed (exit {res.returncode}): {(res.stderr or res.stdout).strip()[-400:]}")
-    out = parse_oha(res.stdout, rate, wrong)
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds * 3 + 120)
+        cpu = children_cpu_seconds() - cpu0
+        if res.returncode != 0:
+            raise ToolError(f"oha failed (exit {res.returncode}): {(res.stderr or res.stdout).strip()[-400:]}")
+        out = parse_oha(res.stdout, rate, wrong)
+        latencies = read_oha_db(db)
+    finally:
+        shutil.rmtree(db.parent, ignore_errors=True)
+    if latencies is not None:
+        out["latency_hist"] = histogram(latencies)
     out["loadgen_cpu_s"] = round(cpu, 3)
     out["connections"] = connections
     return out

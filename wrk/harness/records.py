@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-STABLE_WITHIN = 0.03    # warm-up: two consecutive windows' CPU per request within 3 %
+STABLE_WITHIN = 0.03    # warm-up: the median of the last k windows' CPU per request within 3 % of the k before
+WARMUP_K = 3            # ... k windows (1 in the smoke run), and at least 2k windows in all
 SHARED_FRACTIONS = (0.25, 0.5, 0.75, 0.9)  # open loop: of the slowest stack's closed-loop maximum, for every stack
 OWN_FRACTIONS = (0.5, 0.75, 0.9)           # open loop: of the stack's own closed-loop maximum
 CAPACITY_P99_MS = 100.0   # "the highest constant rate each sustains with p99 under 100 ms"
@@ -63,10 +64,10 @@ class Settings:
     target: str = "local"
     verify: str = "jwks"
     open_loop: bool = True
-    open_loop_s: int = 15
+    open_loop_s: int = 30
     warmup_window: int = 10
     rewarm: int = 5
-    open_loop_repeats: int = 3
+    open_loop_repeats: int = 5
     gc_log: bool = False
     capacity_steps: int = 3
 
@@ -79,6 +80,11 @@ class Settings:
         """Extra starts per stack for the start-up median (none in the smoke run, none under fly's shared rule:
         there every start is from an empty balance and takes tens of seconds)."""
         return 0 if self.smoke or self.limits.shared else 4
+
+    @property
+    def warmup_k(self) -> int:
+        """Windows on each side of the warm-up's comparison (schedule.warmed_up)."""
+        return 1 if self.smoke else WARMUP_K
 
     @property
     def signbench_s(self) -> float:
@@ -190,13 +196,15 @@ class RateSpec:
 
 @dataclass
 class WarmUp:
-    """A warm-up at one concurrency: the windows until two agreed on `criterion`, or the cap."""
+    """A warm-up at one concurrency: the windows until they met `criterion` (the rule, also as `rule`), or the cap
+    (`stable` false)."""
     concurrency: int
     criterion: str
     cap_s: float
     seconds: float
     stable: bool
     windows: list[dict] = field(default_factory=list)
+    rule: dict | None = None
 
     def to_json(self) -> dict:
         return _set_fields(self, keep_empty=("windows",))

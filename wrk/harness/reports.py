@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.keys import OPENSSL_SPEED, key_label, recorded_key_type
-from harness.tables import per_login_lines
+from harness.tables import open_loop_lines, per_login_lines
 
 
 def describe_limits(limits: dict) -> str:
@@ -56,8 +56,10 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         f"Settings: concurrency {', '.join(map(str, st['concurrency']))}; {st['repeats']} × {st['duration_s']} s each, "
         f"concurrencies and stacks interleaved round-robin, each run after a {st.get('rewarm_s', 0)} s re-warm at its "
         f"concurrency, after a {st['primer_s']} s primer and a warm-up at each concurrency until "
-        f"two {st.get('warmup_window_s', '?')} s windows agree on CPU per request within 3 % (at most "
-        f"{st.get('warmup_cap_s', st.get('warmup_s'))} s); wrk {st['wrk_threads']} threads; "
+        + (f"{st['warmup_criterion'].split(', at most')[0]}, {st.get('warmup_window_s', '?')} s windows (at most "
+           if "median" in st.get("warmup_criterion", "") else
+           f"two {st.get('warmup_window_s', '?')} s windows agree on CPU per request within 3 % (at most ")
+        + f"{st.get('warmup_cap_s', st.get('warmup_s'))} s); wrk {st['wrk_threads']} threads; "
         f"pool {st['db_pool_size']}; server limits: {describe_limits(st['limits'])}; wrong passwords {st['wrong_share']:.0%}. "
         "Throughput counts 200 answers only. Median of the repeats, [min–max] beside it.",
         "",
@@ -121,43 +123,14 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
 
     with_open = [r for r in ok if r["summary"].get("open_loop")]
     if with_open:
-        shared = sorted({o["target_rps"] for r in with_open for o in r["summary"]["open_loop"] if o.get("kind") == "shared"})
-        lines += ["## Open-loop latency (oha, constant arrival rate, from each request's intended start)", "",
-                  "The same absolute rates for every stack (fractions of the slowest stack's closed-loop maximum): "
-                  "p99 in ms, achieved rate in brackets.", "",
-                  "| stack | " + " | ".join(f"{t:.0f}/s" for t in shared) + " |",
-                  "| --- | " + " | ".join("---:" for _ in shared) + " |"]
-        for r in with_open:
-            by = {o["target_rps"]: o for o in r["summary"]["open_loop"] if o.get("kind") == "shared"}
-            cells = [f"{fmt(by[t]['latency_ms']['p99'], '.1f')} [{by[t]['achieved_rps']:.0f}]" if t in by else ""
-                     for t in shared]
-            lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
-        runs_each = max((o["runs"] for r in with_open for o in r["summary"].get("open_loop_own") or []), default=1)
-        lines += ["", f"At fractions of each stack's own closed-loop maximum (ms; median of {runs_each} interleaved "
-                  "runs, the p99's range beside it). `busy` is the machine's CPU in use during the runs (server, oha and "
-                  "PostgreSQL on the same cores): open loop costs more CPU per request than wrk's closed loop, so a "
-                  "fraction of the closed-loop maximum is a higher share of the machine. `GC` (with --gc-log): "
-                  "collections per second, and the longest pause.", "",
-                  "| stack | rate | target/s | achieved/s | p50 | p90 | p99 | p99.9 | max | p99 range | p99/p50 | busy "
-                  "| GC | errors |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for r in with_open:
-            for o in r["summary"].get("open_loop_own") or []:
-                lat, sp, gc = o["latency_ms"], o["p99_spread"], o.get("gc")
-                rng = f"{sp['min']:.1f}–{sp['max']:.1f}" if o["runs"] > 1 else ""
-                gcs = f"{gc['pauses_per_s']:.1f}/s, ≤{fmt(gc['max_ms'], '.0f')} ms" if gc else ""
-                lines.append(f"| {r['name']} | {o['fraction']:.0%} | {o['target_rps']:.0f} | {o['achieved_rps']:.0f} | "
-                             f"{fmt(lat['p50'], '.1f')} | {fmt(lat['p90'], '.1f')} | {fmt(lat['p99'], '.1f')} | "
-                             f"{fmt(lat['p99_9'], '.1f')} | {fmt(lat['max'], '.1f')} | {rng} | "
-                             f"{fmt(o['p99_over_p50'], '.1f')} | {pct(o.get('machine_busy_share'))} | {gcs} | "
-                             f"{o['errors']} |")
-        lines.append("")
+        lines += open_loop_lines(with_open)
         caps = [r for r in with_open if r["summary"].get("capacity")]
         if caps:
             c0 = caps[0]["summary"]["capacity"]
             lines += [f"The highest constant rate with p99 under {c0['p99_under_ms']:.0f} ms (bisection from the runs "
-                      f"above, {c0['steps']} more runs of {c0['seconds_per_step']} s; the answer lies between it and "
-                      "the lowest rate that failed):", "",
+                      f"above, {c0['steps']} more single runs of {c0['seconds_per_step']} s; the answer lies between it "
+                      "and the lowest rate that failed, and each step is one run's p99, so it is not in the Per login "
+                      "table):", "",
                       "| stack | sustained/s | of closed-loop max | lowest failed/s |", "| --- | ---: | ---: | ---: |"]
             for r in caps:
                 c = r["summary"]["capacity"]
@@ -237,7 +210,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                             for r in placed) + "."]
     warm = [r for r in ok if r.get("warmups")]
     if warm:
-        lines += ["", "Warm-up per concurrency (seconds, * = stopped at the cap without two agreeing windows): " +
+        lines += ["", "Warm-up per concurrency (seconds, * = stopped at the cap without meeting the rule): " +
                   "; ".join(f"{r['name']} " + ", ".join(f"c={w['concurrency']} {w['seconds']:.0f}{'' if w['stable'] else '*'}"
                                                       for w in r["warmups"]) for r in warm) + "."]
     if order:

@@ -23,17 +23,18 @@ from harness.records import (CAPACITY_P99_MS, STABLE_WITHIN, FlyResult, RateSpec
 
 
 def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...],
-                    own_repeats: int = 1) -> dict[str, list[RateSpec]]:
-    """Per stack, the rates it is offered: the same absolute rates for all (fractions of the slowest stack's
-    closed-loop maximum), then fractions of its own maximum, `own_repeats` rounds of them (each round the
-    fractions in a rotated order, so no fraction always follows the same one)."""
+                    repeats: int = 1) -> dict[str, list[RateSpec]]:
+    """Per stack, the rates it is offered, `repeats` rounds of: the same absolute rates for all (fractions of the
+    slowest stack's closed-loop maximum), then fractions of its own maximum; each round both in a rotated order,
+    so no rate always follows the same one, and every point gets `repeats` runs to pool."""
     if not max_rps:
         return {}
     slowest = min(max_rps.values())
     out = {}
     for name, top in max_rps.items():
-        rates = [RateSpec("shared", f, "slowest", round(slowest * f, 1)) for f in shared]
-        for k in range(own_repeats):
+        rates = []
+        for k in range(repeats):
+            rates += [RateSpec("shared", f, "slowest", round(slowest * f, 1), k + 1) for f in rotated(list(shared), k)]
             rates += [RateSpec("own", f, "own", round(top * f, 1), k + 1) for f in rotated(list(own), k)]
         out[name] = [r for r in rates if r.target_rps >= 1]
     return out
@@ -106,12 +107,24 @@ def agree(a: float, b: float, within: float = STABLE_WITHIN) -> bool:
     return a > 0 and b > 0 and abs(a - b) / min(a, b) <= within
 
 
+def warmed_up(values: list[float | None], k: int, within: float = STABLE_WITHIN) -> bool:
+    """The warm-up rule: at least 2k windows, and the median of the last k within `within` of the median of the k
+    before them. A median of k, not one window against the next: on this machine a single window moves by several
+    per cent either way, so two neighbours agree by chance while the figure still trends (the old rule stopped
+    Spring while its CPU per request was still falling)."""
+    if len(values) < 2 * k or any(v is None or v <= 0 for v in values[-2 * k:]):
+        return False
+    return agree(statistics.median(values[-k:]), statistics.median(values[-2 * k:-k]), within)
+
+
 def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: int | None = None,
             cap: int | None = None, phase: str | None = None) -> WarmUp:
-    """wrk at `c` in windows until two consecutive ones agree on the server's CPU per request within 3 %
-    (requests/s where the server's CPU cannot be read), or the cap is reached."""
+    """wrk at `c` in windows until the server's CPU per request (requests/s where the server's CPU cannot be read)
+    meets the rule (warmed_up: the median of the last k windows within 3 % of the k before), or the cap is
+    reached. The rule and its outcome (`stable`, `seconds`, the windows) are the WarmUp's."""
     window = window or settings.warmup_window
     cap = settings.warmup if cap is None else cap
+    k = settings.warmup_k
     key = "cpu_ms_per_request" if live.pid else "rps"
     windows: list[dict] = []
     t0 = time.monotonic()
@@ -122,11 +135,14 @@ def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: 
         if run is None:
             break
         windows.append({"rps": run["rps"], key: run.get(key), "errors": run["errors"]})
-        if len(windows) >= 2 and windows[-1][key] and windows[-2][key] and agree(windows[-1][key], windows[-2][key]):
+        if warmed_up([w[key] for w in windows], k):
             stable = True
             break
-    return WarmUp(concurrency=c, criterion=f"{key} within {STABLE_WITHIN:.0%} in two consecutive {window} s windows",
-                  cap_s=cap, seconds=round(time.monotonic() - t0, 1), stable=stable, windows=windows)
+    rule = {"metric": key, "window_s": window, "k": k, "within": STABLE_WITHIN, "min_windows": 2 * k, "cap_s": cap}
+    return WarmUp(concurrency=c, criterion=f"{key}: median of the last {k} {window} s windows within "
+                                           f"{STABLE_WITHIN:.0%} of the median of the {k} before (at least {2 * k} "
+                                           f"windows, at most {cap} s)",
+                  cap_s=cap, seconds=round(time.monotonic() - t0, 1), stable=stable, windows=windows, rule=rule)
 
 
 def rotated(items: list, k: int) -> list:

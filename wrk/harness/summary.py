@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import statistics
 
+from harness.latency import pooled
+
 
 def spread(values: list[float]) -> dict:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3), "max": round(max(values), 3)}
@@ -121,6 +123,8 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
                                     if pair and r.get("cpu_ms_per_request") is not None else {})}
                                 for r in result["open_loop"]]
         summary["open_loop_own"] = open_loop_own_summary(summary["open_loop"], result["open_loop"], result.get("cores"))
+        summary["open_loop_shared"] = open_loop_own_summary(summary["open_loop"], result["open_loop"],
+                                                            result.get("cores"), kind="shared")
     if result.get("capacity"):
         summary["capacity"] = result["capacity"]
     if result.get("fly"):
@@ -149,17 +153,20 @@ def handoffs(runs: list[dict]) -> dict:
             "threads_gone": sum((r.get("switches") or {}).get("threads_gone", 0) for r in runs)}
 
 
-def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores: int | None = None) -> list[dict]:
-    """The runs at fractions of the stack's own maximum, one entry per fraction: the medians of the repeats'
-    percentiles, the p99's range, the machine's busy share (server, load generator and PostgreSQL together: what
+def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores: int | None = None,
+                          kind: str = "own") -> list[dict]:
+    """The runs at fractions of the stack's own maximum (kind "own"; "shared": the same absolute rates for every
+    stack), one entry per fraction: the percentiles of every request of its runs pooled (`pooled_latency_ms`, from
+    the runs' histograms, harness/latency.py), the medians of the runs' own percentiles, the range across runs of
+    p50, p99 and p99.9, the machine's busy share (server, load generator and PostgreSQL together: what
     "75 % of the closed-loop maximum" is as load on the machine), the server's CPU, own cost and hand-offs per
     login, and the collections' pauses where logged. `runs` are the summary's per-run entries, `raw` the runs as
     measured (with the machine's share); the same order."""
     cores = cores or os.cpu_count() or 1
     raw = raw or runs
     out = []
-    for f in sorted({r["fraction"] for r in runs if r.get("kind") == "own"}):
-        picked = [(r, m) for r, m in zip(runs, raw) if r.get("kind") == "own" and r["fraction"] == f]
+    for f in sorted({r["fraction"] for r in runs if r.get("kind") == kind}):
+        picked = [(r, m) for r, m in zip(runs, raw) if r.get("kind") == kind and r["fraction"] == f]
         rs = [{**m, **r} for r, m in picked]
         lat = {p: round(statistics.median(r["latency_ms"][p] for r in rs if r["latency_ms"].get(p) is not None), 3)
                for p in ("p50", "p90", "p99", "p99_9", "max")}
@@ -167,7 +174,17 @@ def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores
              "achieved_rps": round(statistics.median(r["achieved_rps"] for r in rs), 1),
              "errors": sum(r["errors"] for r in rs), "latency_ms": lat,
              "p99_spread": spread([r["latency_ms"]["p99"] for r in rs]),
-             "p99_over_p50": round(lat["p99"] / lat["p50"], 1) if lat["p50"] else None}
+             "p99_over_p50": round(lat["p99"] / lat["p50"], 1) if lat["p50"] else None,
+             "seconds": round(sum(r.get("duration_s") or 0 for r in rs), 1)}
+        for p in ("p50", "p99_9"):
+            vals = [r["latency_ms"][p] for r in rs if r["latency_ms"].get(p) is not None]
+            if vals:
+                e[f"{p}_spread"] = spread(vals)
+        pool = pooled([m.get("latency_hist") for _, m in picked])
+        if pool:
+            e["pooled_latency_ms"] = pool
+            if pool["p50"]:
+                e["p99_over_p50"] = round(pool["p99"] / pool["p50"], 1)
         for key in ("cpu_ms_per_request", "own_cost_ms_per_request"):
             v = _median_of(rs, key)
             if v is not None:
@@ -178,6 +195,7 @@ def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores
         busy = [r["machine"]["busy_cores"] for r in rs if r.get("machine")]
         if busy:
             e["machine_busy_share"] = round(statistics.median(busy) / cores, 3)
+            e["machine_busy_share_spread"] = {k: round(v / cores, 3) for k, v in spread(busy).items()}
         gcs = [r["gc"] for r in rs if r.get("gc")]
         if gcs:
             e["gc"] = {"pauses_per_s": round(statistics.median(g["pauses"] / max(r["wall"][1] - r["wall"][0], 1e-9)

@@ -3,8 +3,6 @@ CPU, own cost and hand-offs per login) and own cost and hand-offs at every load 
 each shared absolute rate, each fraction of the stack's own maximum)."""
 from __future__ import annotations
 
-import statistics
-
 
 def _fmt(v, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
@@ -21,20 +19,8 @@ def _handoffs(e: dict) -> str:
 
 
 def shared_points(summary: dict) -> dict[float, dict]:
-    """The shared absolute rates, one entry per rate: the medians of its runs' CPU, own cost and hand-offs."""
-    by: dict[float, list[dict]] = {}
-    for o in summary.get("open_loop") or []:
-        if o.get("kind") == "shared":
-            by.setdefault(o["target_rps"], []).append(o)
-    out = {}
-    for rate, rs in by.items():
-        e = {}
-        for key in ("cpu_ms_per_request", "own_cost_ms_per_request", "switches_per_request"):
-            vals = [r[key] for r in rs if r.get(key) is not None]
-            if vals:
-                e[key] = round(statistics.median(vals), 4)
-        out[rate] = e
-    return out
+    """The shared absolute rates, one entry per rate (summary.open_loop_own_summary of kind "shared")."""
+    return {o["target_rps"]: o for o in summary.get("open_loop_shared") or []}
 
 
 def per_login_lines(ok: list[dict]) -> list[str]:
@@ -80,4 +66,75 @@ def per_login_lines(ok: list[dict]) -> list[str]:
             cells = [f"{_own(sp[t])} · {_handoffs(sp[t])}" if t in sp else "" for t in shared]
             cells += [f"{_own(own[f])} · {_handoffs(own[f])}" if f in own else "" for f in fractions]
             lines.append(f"| {r['name']} | {_own(k)} · {_handoffs(k)} |" + "".join(f" {c} |" for c in cells))
+    return lines + [""]
+
+
+def _ms(v) -> str:
+    return "n/a" if v is None else f"{v:.1f}"
+
+
+def _range(sp: dict | None, runs: int) -> str:
+    return f"{sp['min']:.1f}–{sp['max']:.1f}" if sp and runs > 1 else ""
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{v * 100:.0f}%"
+
+
+def point_row(name: str, label: str, o: dict) -> str:
+    """One open-loop point: its runs' requests pooled (p50, p99, p99.9; the medians of the runs' own percentiles
+    in sets without pooled latencies), the range across runs of p99 and p99.9, the machine's busy share (median
+    and range) and the collections."""
+    lat = o.get("pooled_latency_ms") or o["latency_ms"]
+    busy = o.get("machine_busy_share_spread")
+    busy_cell = _pct(o.get("machine_busy_share")) + (f" [{busy['min'] * 100:.0f}–{busy['max'] * 100:.0f}%]"
+                                                     if busy and o["runs"] > 1 else "")
+    gc = o.get("gc")
+    gcs = f"{gc['pauses_per_s']:.1f}/s, ≤{_fmt(gc['max_ms'], '.0f')} ms" if gc else ""
+    runs = f"{o['runs']} × {o['seconds'] / o['runs']:.0f} s" if o.get("seconds") else str(o["runs"])
+    return (f"| {name} | {label} | {o['target_rps']:.0f} | {o['achieved_rps']:.0f} | {runs} | "
+            f"{_ms(lat.get('p50'))} | {_ms(lat.get('p99'))} | "
+            f"{_ms(lat.get('p99_9'))} | {_range(o.get('p99_spread'), o['runs'])} | "
+            f"{_range(o.get('p99_9_spread'), o['runs'])} | {_fmt(o.get('p99_over_p50'), '.1f')} | {busy_cell} | "
+            f"{gcs} | {o['errors']} |")
+
+
+def open_loop_lines(with_open: list[dict]) -> list[str]:
+    """The open-loop tables: p99 at the shared absolute rates, stack by stack, then every point in detail."""
+    shared = sorted({o["target_rps"] for r in with_open for o in r["summary"].get("open_loop_shared") or []})
+    pooled = any(o.get("pooled_latency_ms") for r in with_open
+                 for o in (r["summary"].get("open_loop_own") or []) + (r["summary"].get("open_loop_shared") or []))
+    how = ("every request of the point's runs pooled" if pooled else "the median of the runs' percentiles")
+    lines = ["## Open-loop latency (oha, constant arrival rate, from each request's intended start)", ""]
+    if shared:
+        lines += [f"The same absolute rates for every stack (fractions of the slowest stack's closed-loop maximum): "
+                  f"p99 in ms ({how}), the range across runs and the achieved rate in brackets.", "",
+                  "| stack | " + " | ".join(f"{t:.0f}/s" for t in shared) + " |",
+                  "| --- | " + " | ".join("---:" for _ in shared) + " |"]
+        for r in with_open:
+            by = {o["target_rps"]: o for o in r["summary"].get("open_loop_shared") or []}
+            cells = []
+            for t in shared:
+                o = by.get(t)
+                if o is None:
+                    cells.append("")
+                    continue
+                rng = _range(o.get("p99_spread"), o["runs"])
+                cells.append(f"{_ms((o.get('pooled_latency_ms') or o['latency_ms']).get('p99'))}"
+                             + (f" ({rng})" if rng else "") + f" [{o['achieved_rps']:.0f}]")
+            lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [f"Every point (ms; p50, p99 and p99.9 of {how}; the p99's and p99.9's range across the runs beside "
+              "them). `busy` is the machine's CPU in use during the runs, median [range] (server, oha and PostgreSQL "
+              "on the same cores): open loop costs more CPU per request than wrk's closed loop, so a fraction of the "
+              "closed-loop maximum is a higher share of the machine, and a queue at 90 %+ has a long tail whatever "
+              "the server does. `GC` (with --gc-log): collections per second, and the longest pause.", "",
+              "| stack | point | target/s | achieved/s | runs | p50 | p99 | p99.9 | p99 range | p99.9 range | p99/p50 "
+              "| busy | GC | errors |",
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in with_open:
+        for o in r["summary"].get("open_loop_shared") or []:
+            lines.append(point_row(r["name"], f"shared {o['target_rps']:.0f}/s", o))
+        for o in r["summary"].get("open_loop_own") or []:
+            lines.append(point_row(r["name"], f"{o['fraction']:.0%}", o))
     return lines + [""]

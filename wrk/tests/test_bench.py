@@ -385,7 +385,9 @@ def test_main_exits_non_zero_when_a_stack_fails_and_zero_when_all_pass(fake, tmp
     assert code == 0
     r = json.loads(next((tmp_path / "ok").glob("*/results.json")).read_text())["stacks"][0]
     assert r["verification"].startswith("basic:") and r["summary"]["max_rps"] > 0
-    assert r["warmups"][0]["criterion"].startswith("rps within 3%") and r["warmups"][0]["windows"]
+    assert r["warmups"][0]["criterion"].startswith("rps: median of the last 1 ") and r["warmups"][0]["windows"]
+    assert r["warmups"][0]["rule"] == {"metric": "rps", "window_s": 2, "k": 1, "within": 0.03, "min_windows": 2,
+                                       "cap_s": 6}
     assert "Verified `basic` only" in next((tmp_path / "ok").glob("*/results.md")).read_text()
     # The set the typed records wrote is one wrk/compare.py reads, beside itself.
     import compare
@@ -577,19 +579,22 @@ def test_oha_summary_parsing():
 
 def test_open_loop_rates_are_shared_absolute_and_own_relative():
     plan = schedule.open_loop_rates({"fast": 3000.0, "slow": 2000.0}, (0.5, 0.9), (0.5,))
-    assert [r.target_rps for r in plan["fast"]] == [1000.0, 1800.0, 1500.0]
+    assert [r.target_rps for r in plan["fast"]] == [1000.0, 1800.0, 1500.0]   # one round
     assert [r.target_rps for r in plan["slow"]] == [1000.0, 1800.0, 1000.0]
     assert [r.kind for r in plan["slow"]] == ["shared", "shared", "own"]
-    assert plan["slow"][0].to_json() == {"kind": "shared", "fraction": 0.5, "of": "slowest", "target_rps": 1000.0}
+    assert plan["slow"][0].to_json() == {"kind": "shared", "fraction": 0.5, "of": "slowest", "target_rps": 1000.0,
+                                         "repeat": 1}
     assert plan["slow"][2].to_json() == {"kind": "own", "fraction": 0.5, "of": "own", "target_rps": 1000.0, "repeat": 1}
     assert schedule.open_loop_rates({}, (0.5,), (0.5,)) == {}
 
 
-def test_open_loop_repeats_the_own_fractions_in_rotated_order():
-    plan = schedule.open_loop_rates({"a": 1000.0}, (0.5,), (0.5, 0.75, 0.9), own_repeats=3)["a"]
+def test_open_loop_repeats_every_point_in_rotated_order():
+    plan = schedule.open_loop_rates({"a": 1000.0}, (0.25, 0.5), (0.5, 0.75, 0.9), repeats=3)["a"]
     own = [(r.fraction, r.repeat) for r in plan if r.kind == "own"]
     assert own == [(0.5, 1), (0.75, 1), (0.9, 1), (0.75, 2), (0.9, 2), (0.5, 2), (0.9, 3), (0.5, 3), (0.75, 3)]
-    assert [r.kind for r in plan].count("shared") == 1   # the shared rates once
+    shared = [(r.fraction, r.repeat) for r in plan if r.kind == "shared"]
+    assert shared == [(0.25, 1), (0.5, 1), (0.5, 2), (0.25, 2), (0.25, 3), (0.5, 3)]   # the shared rates too
+    assert [r.kind for r in plan[:5]] == ["shared", "shared", "own", "own", "own"]
 
 
 def test_gc_pauses_are_parsed_and_attributed_to_the_runs_they_fell_in(tmp_path):
@@ -666,6 +671,8 @@ def test_oha_open_loop_against_the_fake(fake, tmp_path):
     r = loadgen.run_oha(fake, 50, 1, 4, bodies, 0.0, loadgen.loadgen())
     assert r["status"] == {"200": 50} and r["errors"] == 0 and r["requests"] == 50
     assert r["latency_ms"]["p50"] > 0 and r["latency_ms"]["max"] >= r["latency_ms"]["p99"]
+    # every answered request's latency, from oha's per-request records: the same requests as its percentiles
+    assert r["latency_hist"]["count"] == 50 and r["latency_hist"]["max_ms"] == pytest.approx(r["latency_ms"]["max"], abs=0.01)
     sent = {b["username"] for b in FakeToken.seen}
     assert len(sent) > 1 and all(u.startswith("legacy") for u in sent), "a spread of users, as wrk sends"
 
@@ -792,9 +799,10 @@ def test_markdown_has_open_loop_memory_and_fly_tables(tmp_path):
     assert "5 ms per 80 ms period baseline, balance up to 500 s" in text
     assert "| zio | 3.2 [40] |" in text
     # Two repeats at 90 %: medians of the percentiles, the p99's range, the machine's busy share, the pauses.
-    assert ("| zio | 90% | 72 | 72 | 1.0 | 2.0 | 40.0 | 50.0 | 60.0 | 30.0–50.0 | 40.0 | "
-            f"{1.7 / (os.cpu_count() or 1) * 100:.0f}% | 3.0/s, ≤12 ms | 0 |") in text
-    assert "median of 2 interleaved runs" in text
+    cores = os.cpu_count() or 1
+    assert ("| zio | 90% | 72 | 72 | 2 | 1.0 | 40.0 | 50.0 | 30.0–50.0 | 40.0–60.0 | 40.0 | "
+            f"{1.7 / cores * 100:.0f}% [{1.6 / cores * 100:.0f}–{1.8 / cores * 100:.0f}%] | 3.0/s, ≤12 ms | 0 |") in text
+    assert "p50, p99 and p99.9 of the median of the runs' percentiles" in text   # a set without pooled latencies
     assert "| zio | 61 | 76% | 66 |" in text   # the highest rate with p99 under 100 ms
     assert "| zio | 21.50 | 80 | 16 | 300 | 170 of 180 | 1300 | 1.00 | 533 |" in text
     assert "zio c=16 6*" in text and "Order: c=16#1 zio." in text
