@@ -1,7 +1,8 @@
-//! The HTTP surface: POST /token, POST /revoke, GET /.well-known/jwks.json,
-//! GET /.well-known/openid-configuration, GET /health, GET /health/live,
-//! GET /metrics, and the contract's answers for wrong methods and unknown
-//! paths (any method token actix parses, standard or not).
+//! The HTTP surface: on the public port POST /token, POST /revoke,
+//! GET /.well-known/jwks.json, GET /.well-known/openid-configuration,
+//! GET /health, GET /health/live, and the contract's answers for wrong
+//! methods and unknown paths (any method token actix parses, standard or
+//! not); on METRICS_PORT GET /metrics alone (`metrics_routes`).
 
 use std::time::Instant;
 
@@ -10,13 +11,15 @@ use actix_web::web;
 use actix_web::{FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, guard};
 use simple_auth_core::api_error::{ALLOW_GET, ALLOW_POST, ApiError};
 use simple_auth_core::app_state::AppState;
-use simple_auth_core::client_address::{FLY_CLIENT_IP, X_FORWARDED_FOR};
+use simple_auth_core::client_address::{UNREADABLE, X_FORWARDED_FOR};
 use simple_auth_core::metrics;
 use simple_auth_core::token_request::{BodyKind, MAX_BODY_BYTES, RevokeRequest, TokenRequest, announced_too_large};
 
 use crate::http_error::HttpError;
 
-/// Registers every route, and the JSON 404/405 answers for everything else.
+/// Registers every route of the public port, and the JSON 404/405 answers
+/// for everything else (`/metrics` included: it tells outcomes apart, so it
+/// is served on METRICS_PORT only).
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/token").route(web::post().to(token)).default_service(web::to(post_only)))
         .service(web::resource("/revoke").route(web::post().to(revoke)).default_service(web::to(post_only)))
@@ -24,8 +27,22 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(read_only("/.well-known/openid-configuration", discovery))
         .service(read_only("/health", health))
         .service(read_only("/health/live", live))
-        .service(read_only("/metrics", metrics_text))
-        .default_service(web::to(|| async { Err::<HttpResponse, _>(HttpError(ApiError::NotFound)) }));
+        .default_service(web::to(not_found));
+}
+
+/// The metrics port (METRICS_PORT, its own `App`): `GET /metrics` (HEAD
+/// answered like GET), and the JSON 404 for everything else.
+pub fn metrics_routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/metrics")
+            .route(web::route().guard(guard::Any(guard::Get()).or(guard::Head())).to(metrics_text))
+            .default_service(web::to(not_found)),
+    )
+    .default_service(web::to(not_found));
+}
+
+async fn not_found() -> Result<HttpResponse, HttpError> {
+    Err(HttpError(ApiError::NotFound))
 }
 
 /// A GET endpoint: HEAD runs the same handler (actix's codec sends the
@@ -111,14 +128,12 @@ async fn read_body(req: &HttpRequest, payload: web::Payload) -> Result<(BodyKind
 
 /// The client address of contract §8 (`ClientAddress`). actix's
 /// `ConnectionInfo::realip_remote_addr` is not used: it believes `Forwarded`
-/// and the first `X-Forwarded-For` entry whatever the setting, which a client
+/// and the first `X-Forwarded-For` entry whatever the peer, which a client
 /// can write.
 fn client_address(req: &HttpRequest, state: &AppState) -> Option<std::net::IpAddr> {
-    state.client_address.resolve(
-        req.peer_addr().map(|peer| peer.ip()),
-        || text(req, FLY_CLIENT_IP),
-        || req.headers().get_all(X_FORWARDED_FOR).last().and_then(|v| v.to_str().ok()),
-    )
+    state.client_address.resolve(req.peer_addr().map(|peer| peer.ip()), || {
+        req.headers().get_all(X_FORWARDED_FOR).map(|v| v.to_str().unwrap_or(UNREADABLE))
+    })
 }
 
 /// The JWK set of the keys in service (built when they were loaded).

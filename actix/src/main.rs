@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::thread::available_parallelism;
 
+use actix_web::dev::Server;
 use actix_web::{App, HttpServer, web};
 use deadpool_postgres::Pool;
 use simple_auth_actix::{STACK, VERSION, handlers};
@@ -28,20 +29,35 @@ fn main() -> ExitCode {
 /// A refused start is one line on stderr (no backtrace) and exit code 2; a
 /// server that fails after it started exits 1.
 async fn serve() -> ExitCode {
-    let (server, pool) = match start() {
+    let Started { server, metrics, pool } = match start() {
         Ok(started) => started,
         Err(message) => {
             eprintln!("{STACK}: {message}");
             return ExitCode::from(EXIT_REFUSED);
         }
     };
+    // The metrics server has no signal handling of its own: it stops when
+    // the public one has (after SIGTERM/SIGINT, or a failure).
+    let metrics_handle = metrics.handle();
+    let metrics = actix_web::rt::spawn(metrics);
     let result = server.await;
+    metrics_handle.stop(true).await;
+    let metrics_result = metrics.await.unwrap_or(Ok(()));
     pool.close();
-    logging::exit_code(STACK, result)
+    logging::exit_code(STACK, result.and(metrics_result))
 }
 
-/// Everything that may refuse the start: settings, keys, TLS files, the port.
-fn start() -> Result<(actix_web::dev::Server, Pool), String> {
+/// The two servers, not yet polled, and the pool.
+struct Started {
+    /// The public port (PORT).
+    server: Server,
+    /// The metrics port (METRICS_PORT): `GET /metrics` only.
+    metrics: Server,
+    pool: Pool,
+}
+
+/// Everything that may refuse the start: settings, keys, TLS files, the ports.
+fn start() -> Result<Started, String> {
     let settings = Settings::from_env().map_err(|e| e.to_string())?;
     // The framework's own info lines (workers, signals) are held to warn
     // unless debugging.
@@ -59,6 +75,7 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
     let reloads = metrics.key_reloads();
     let state = web::Data::new(AppState::new(pool.clone(), Arc::clone(&keys), &settings, metrics, cores));
 
+    let metrics_state = state.clone();
     let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
         // Blocking threads run argon2id (bounded by PasswordVerifier to
         // `cores` at once, MAX_PASSWORD_CHECKS admitted) and token signing;
@@ -68,13 +85,22 @@ fn start() -> Result<(actix_web::dev::Server, Pool), String> {
         .shutdown_signal(shutdown_signal())
         .bind((settings.host.as_str(), settings.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", settings.host, settings.port))?;
+    // Its own server and App, so nothing of the public port is served here
+    // and nothing of this one there; one worker does for a scrape.
+    let metrics =
+        HttpServer::new(move || App::new().app_data(metrics_state.clone()).configure(handlers::metrics_routes))
+            .workers(1)
+            .disable_signals()
+            .shutdown_timeout(1)
+            .bind((settings.host.as_str(), settings.metrics_port))
+            .map_err(|e| format!("cannot listen on {}:{} (METRICS_PORT): {e}", settings.host, settings.metrics_port))?;
 
     // Installed before the server runs: from here on SIGHUP reloads the keys
     // instead of ending the process (its default action).
     key_set::reload_on_sighup(keys, settings.clone(), reloads)?;
 
     tracing::info!("{listening}");
-    Ok((server.run(), pool))
+    Ok(Started { server: server.run(), metrics: metrics.run(), pool })
 }
 
 /// SIGTERM and SIGINT both stop gracefully: stop accepting, let in-flight

@@ -38,6 +38,16 @@ async fn call_with(state: web::Data<AppState>, req: atest::TestRequest) -> (Stat
     (status, headers, body)
 }
 
+/// The Prometheus text of the metrics port's `App` over `state`.
+async fn scrape(state: web::Data<AppState>) -> String {
+    let app = atest::init_service(App::new().app_data(state).configure(handlers::metrics_routes)).await;
+    let response = atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert_eq!(content_type.as_deref(), Some("text/plain; version=0.0.4; charset=utf-8"));
+    String::from_utf8(atest::read_body(response).await.to_vec()).expect("utf-8")
+}
+
 fn assert_error(result: &(StatusCode, HeaderMap, Vec<u8>), status: u16, code: &str) {
     let (s, headers, body) = result;
     assert_eq!(s.as_u16(), status, "{}", String::from_utf8_lossy(body));
@@ -88,7 +98,7 @@ async fn wrong_methods_are_405_with_allow() {
 #[actix_rt::test]
 async fn unknown_paths_are_404_for_every_method() {
     for method in METHODS {
-        for path in ["/nope", "/token/", "/revoke/", "/health/live/x", "/metrics/"] {
+        for path in ["/nope", "/token/", "/revoke/", "/health/live/x", "/metrics", "/metrics/"] {
             let req = atest::TestRequest::default().method(method.parse().expect("method")).uri(path);
             let (status, headers, body) = call(req).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
@@ -112,8 +122,9 @@ async fn head_answers_like_get() {
 }
 
 #[actix_rt::test]
-async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
-    let app = atest::init_service(App::new().app_data(state()).configure(handlers::routes)).await;
+async fn logins_move_their_counters_and_metrics_are_prometheus_text_on_the_metrics_port() {
+    let state = state();
+    let app = atest::init_service(App::new().app_data(state.clone()).configure(handlers::routes)).await;
     let john = br#"{"username":"john@example.com","password":"TopSecret0!"}"#.to_vec();
     // The database is down here: one 503 login, one 415.
     let r = atest::call_service(&app, post_token(Some("application/json"), john.clone()).to_request()).await;
@@ -121,10 +132,8 @@ async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
     let r = atest::call_service(&app, post_token(Some("text/plain"), john).to_request()).await;
     assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let response = atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
-    assert_eq!(response.status(), StatusCode::OK);
-    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    assert_eq!(content_type.as_deref(), Some("text/plain; version=0.0.4; charset=utf-8"));
-    let text = String::from_utf8(atest::read_body(response).await.to_vec()).expect("utf-8");
+    assert_eq!(response.status(), StatusCode::NOT_FOUND, "not on the public port");
+    let text = scrape(state).await;
     assert_lines(
         &text,
         &[
@@ -169,7 +178,29 @@ mod over_the_wire {
         let handle = server.handle();
         actix_rt::spawn(server);
 
-        let checks = actix_web::web::block(move || test_support::method_table_failures(port, &["/nope"], true))
+        let checks =
+            actix_web::web::block(move || test_support::method_table_failures(port, &["/nope", "/metrics"], true))
+                .await
+                .expect("client thread");
+        handle.stop(false).await;
+        assert!(checks.is_empty(), "{}", checks.join("\n"));
+    }
+
+    #[actix_rt::test]
+    async fn the_metrics_port_serves_get_metrics_alone() {
+        let state = state();
+        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::metrics_routes))
+            .workers(1)
+            .disable_signals()
+            .bind(("127.0.0.1", 0))
+            .expect("bind");
+        let port = server.addrs()[0].port();
+        let server = server.run();
+        let handle = server.handle();
+        actix_rt::spawn(server);
+
+        let others = ["/", "/token", "/revoke", "/health", "/health/live", "/.well-known/jwks.json", "/metrics/"];
+        let checks = actix_web::web::block(move || test_support::metrics_port_failures(port, &others, true))
             .await
             .expect("client thread");
         handle.stop(false).await;
@@ -326,8 +357,9 @@ async fn a_locked_address_is_429_before_the_database_and_counted() {
     let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "2"), ("LOGIN_FAILURE_WINDOW_SECONDS", "60")]);
     let locked: std::net::SocketAddr = "192.0.2.7:40000".parse().expect("addr");
     let now = std::time::Instant::now();
-    state.tokens.addresses.record_failure(locked.ip(), now);
-    state.tokens.addresses.record_failure(locked.ip(), now);
+    for _ in 0..2 {
+        let _ = state.tokens.addresses.reserve(locked.ip(), now).expect("reserved");
+    }
     let app = atest::init_service(App::new().app_data(state.clone()).configure(handlers::routes)).await;
     let login = br#"{"username":"john@example.com","password":"TopSecret0!"}"#.to_vec();
     let response =
@@ -356,23 +388,49 @@ async fn a_locked_address_is_429_before_the_database_and_counted() {
     let r = atest::call_service(&app, post_token(Some("application/json"), "{}").peer_addr(locked).to_request()).await;
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
 
-    let response = atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
-    let text = String::from_utf8(atest::read_body(response).await.to_vec()).expect("utf-8");
-    assert_lines(&text, &ADDRESS_LOCK_METRIC_LINES);
+    assert_lines(&scrape(state).await, &ADDRESS_LOCK_METRIC_LINES);
 }
 
 #[actix_rt::test]
-async fn proxy_headers_name_the_address_only_when_trusted() {
-    let peer: std::net::SocketAddr = "10.1.1.1:5000".parse().expect("addr");
+async fn x_forwarded_for_names_the_address_only_behind_a_trusted_proxy() {
     let client: std::net::IpAddr = "203.0.113.9".parse().expect("ip");
-    for (trust, locked) in [("true", true), ("false", false)] {
-        let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "1"), ("TRUST_PROXY_HEADERS", trust)]);
-        state.tokens.addresses.record_failure(client, std::time::Instant::now());
-        let request = post_token(Some("application/json"), r#"{"username":"a@b","password":"x"}"#)
-            .peer_addr(peer)
-            .insert_header(("Fly-Client-IP", "203.0.113.9"));
-        let (status, _, _) = call_with(state, request).await;
+    let proxy: std::net::SocketAddr = "10.1.1.1:5000".parse().expect("addr");
+    let outsider: std::net::SocketAddr = "198.51.100.1:5000".parse().expect("addr");
+    for (peer, fields, locked) in [
+        // The nearest untrusted hop: the client, past a trusted one, over two header fields.
+        (proxy, &["203.0.113.9"][..], true),
+        (proxy, &["192.0.2.1, 203.0.113.9", "10.2.2.2"], true),
+        (proxy, &["203.0.113.9, 192.0.2.1"], false),
+        // Not an address: the walk stops at the peer.
+        (proxy, &["203.0.113.9, unknown"], false),
+        // An untrusted peer's header is not read.
+        (outsider, &["203.0.113.9"], false),
+    ] {
+        let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "1"), ("TRUSTED_PROXIES", "10.0.0.0/8")]);
+        let _ = state.tokens.addresses.reserve(client, std::time::Instant::now()).expect("reserved");
+        let mut request = post_token(Some("application/json"), r#"{"username":"a@b","password":"x"}"#).peer_addr(peer);
+        for field in fields {
+            request = request.append_header(("X-Forwarded-For", *field));
+        }
+        let (status, _, _) = call_with(state, request.insert_header(("Fly-Client-IP", "203.0.113.9"))).await;
         let expected = if locked { StatusCode::TOO_MANY_REQUESTS } else { StatusCode::SERVICE_UNAVAILABLE };
-        assert_eq!(status, expected, "TRUST_PROXY_HEADERS={trust}");
+        assert_eq!(status, expected, "peer {peer} X-Forwarded-For {fields:?}");
+    }
+}
+
+#[actix_rt::test]
+async fn one_ipv6_slash_64_is_one_client() {
+    let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "1")]);
+    let _ = state.tokens.addresses.reserve("2001:db8:1:2::1".parse().expect("ip"), std::time::Instant::now());
+    let app = atest::init_service(App::new().app_data(state).configure(handlers::routes)).await;
+    let login = r#"{"username":"a@b","password":"x"}"#;
+    for (peer, expected) in [
+        ("[2001:db8:1:2:ffff::9]:4000", StatusCode::TOO_MANY_REQUESTS),
+        ("[2001:db8:1:3::1]:4000", StatusCode::SERVICE_UNAVAILABLE),
+    ] {
+        let peer: std::net::SocketAddr = peer.parse().expect("addr");
+        let response =
+            atest::call_service(&app, post_token(Some("application/json"), login).peer_addr(peer).to_request()).await;
+        assert_eq!(response.status(), expected, "{peer}");
     }
 }

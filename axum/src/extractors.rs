@@ -16,7 +16,7 @@ use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use simple_auth_core::api_error::ApiError;
-use simple_auth_core::client_address::{FLY_CLIENT_IP, X_FORWARDED_FOR};
+use simple_auth_core::client_address::{UNREADABLE, X_FORWARDED_FOR};
 use simple_auth_core::token_request::{BodyKind, RevokeRequest, TokenRequest, announced_too_large};
 
 use crate::SharedState;
@@ -92,10 +92,10 @@ impl FromRequestParts<SharedState> for ClientIp {
     async fn from_request_parts(parts: &mut Parts, state: &SharedState) -> Result<Self, Self::Rejection> {
         let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(peer)| peer.ip());
         let headers = &parts.headers;
-        Ok(ClientIp(state.client_address.resolve(
-            peer,
-            || text(headers, FLY_CLIENT_IP),
-            || headers.get_all(X_FORWARDED_FOR).iter().next_back().and_then(|v| v.to_str().ok()),
-        )))
+        Ok(ClientIp(
+            state
+                .client_address
+                .resolve(peer, || headers.get_all(X_FORWARDED_FOR).iter().map(|v| v.to_str().unwrap_or(UNREADABLE))),
+        ))
     }
 }

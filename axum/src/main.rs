@@ -18,7 +18,7 @@ use simple_auth_core::settings::Settings;
 use simple_auth_core::{EXIT_REFUSED, logging, parsed_key_provider};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 /// In-flight requests get this long to finish after SIGTERM/SIGINT.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -69,15 +69,18 @@ fn refused(message: impl std::fmt::Display) -> ExitCode {
 /// Everything that was set up before the server runs.
 struct Started {
     listener: TcpListener,
+    /// METRICS_PORT's: `GET /metrics` only.
+    metrics_listener: TcpListener,
     state: Arc<AppState>,
     pool: Pool,
     stop: StopSignals,
 }
 
-/// Serves until SIGTERM or SIGINT, then drains (up to `SHUTDOWN_TIMEOUT`),
-/// closes the pool and exits 0; a server that fails after it started exits 1.
+/// Serves both ports until SIGTERM or SIGINT, then drains both (up to
+/// `SHUTDOWN_TIMEOUT`), closes the pool and exits 0; a server that fails
+/// after it started exits 1.
 async fn serve(settings: Settings, cores: usize) -> ExitCode {
-    let Started { listener, state, pool, stop } = match start(&settings, cores).await {
+    let Started { listener, metrics_listener, state, pool, stop } = match start(&settings, cores).await {
         Ok(started) => started,
         Err(message) => return refused(message),
     };
@@ -86,12 +89,19 @@ async fn serve(settings: Settings, cores: usize) -> ExitCode {
             tracing::debug!("TCP_NODELAY could not be set on a connection: {e}");
         }
     });
-    let stopping = Arc::new(Notify::new());
+    let (stopping, stopped) = watch::channel(false);
+    tokio::spawn(stop.received(stopping));
+    let metrics_app = routes::metrics_router(Arc::clone(&state)).into_make_service();
     let app = routes::router(state).into_make_service_with_connect_info::<SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(stop.received(Arc::clone(&stopping)));
+    let server = axum::serve(listener, app).with_graceful_shutdown(stop_requested(stopped.clone()));
+    let metrics = axum::serve(metrics_listener, metrics_app).with_graceful_shutdown(stop_requested(stopped.clone()));
+    let both = async {
+        let (served, scraped) = tokio::join!(server.into_future(), metrics.into_future());
+        served.and(scraped)
+    };
     let result = tokio::select! {
-        result = server.into_future() => result,
-        () = drain_deadline(stopping) => Ok(()),
+        result = both => result,
+        () = drain_deadline(stopped) => Ok(()),
     };
     pool.close();
     logging::exit_code(STACK, result)
@@ -112,6 +122,9 @@ async fn start(settings: &Settings, cores: usize) -> Result<Started, String> {
     let listener = TcpListener::bind((settings.host.as_str(), settings.port))
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", settings.host, settings.port))?;
+    let metrics_listener = TcpListener::bind((settings.host.as_str(), settings.metrics_port))
+        .await
+        .map_err(|e| format!("cannot listen on {}:{} (METRICS_PORT): {e}", settings.host, settings.metrics_port))?;
     // Installed before the server runs: from here on SIGTERM and SIGINT stop
     // it gracefully and SIGHUP reloads the keys instead of ending the process
     // (their default actions).
@@ -119,7 +132,7 @@ async fn start(settings: &Settings, cores: usize) -> Result<Started, String> {
     key_set::reload_on_sighup(keys, settings.clone(), reloads)?;
 
     tracing::info!("{listening}");
-    Ok(Started { listener, state, pool, stop })
+    Ok(Started { listener, metrics_listener, state, pool, stop })
 }
 
 /// SIGTERM and SIGINT, both a graceful stop.
@@ -138,23 +151,30 @@ impl StopSignals {
         })
     }
 
-    /// Completes at the first SIGTERM or SIGINT (axum then stops accepting
-    /// and lets every connection finish its request in flight), and tells
-    /// `stopping`.
-    async fn received(mut self, stopping: Arc<Notify>) {
+    /// Completes at the first SIGTERM or SIGINT, and tells `stopping` (both
+    /// servers then stop accepting and let every connection finish its
+    /// request in flight). Holds `stopping` until then.
+    async fn received(mut self, stopping: watch::Sender<bool>) {
         let name = tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.int.recv() => "SIGINT",
         };
         tracing::info!("{name} received; finishing in-flight requests");
-        stopping.notify_one();
+        stopping.send_replace(true);
+        // Keep the sender until the process ends: a dropped one would read as a stop.
+        std::future::pending::<()>().await;
     }
+}
+
+/// Completes once the stop has been signalled.
+async fn stop_requested(mut stopped: watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
 }
 
 /// Completes `SHUTDOWN_TIMEOUT` after the stop signal: requests still in
 /// flight then are abandoned.
-async fn drain_deadline(stopping: Arc<Notify>) {
-    stopping.notified().await;
+async fn drain_deadline(stopped: watch::Receiver<bool>) {
+    stop_requested(stopped).await;
     tokio::time::sleep(SHUTDOWN_TIMEOUT).await;
     tracing::warn!("requests still in flight after {SHUTDOWN_TIMEOUT:?}; stopping without them");
 }

@@ -1,5 +1,6 @@
-//! The `Router`: every route of the contract, the contract's answers for wrong
-//! methods and unknown paths, and the layers around them.
+//! The `Router`s: the public port's (every route of the contract but
+//! `/metrics`, the contract's answers for wrong methods and unknown paths,
+//! and the layers around them), and METRICS_PORT's (`/metrics` alone).
 //!
 //! - Each path has one `MethodRouter` whose `fallback` answers any method it
 //!   does not route — standard or not (`FOO`, `QUERY`) — with the contract's
@@ -42,13 +43,22 @@ pub fn router(state: SharedState) -> Router {
         .route("/.well-known/openid-configuration", get(handlers::discovery).fallback(errors::get_only))
         .route("/health", get(handlers::health).fallback(errors::get_only))
         .route("/health/live", get(handlers::live).fallback(errors::get_only))
-        .route("/metrics", get(handlers::metrics_text).fallback(errors::get_only))
         .fallback(errors::not_found)
         .layer(
             ServiceBuilder::new()
                 .layer(CatchPanicLayer::custom(panic_response))
                 .layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),
         )
+        .with_state(state)
+}
+
+/// The metrics port (METRICS_PORT): `GET /metrics` (HEAD answered like GET),
+/// the JSON 404 for everything else, other methods on `/metrics` included.
+pub fn metrics_router(state: SharedState) -> Router {
+    Router::new()
+        .route("/metrics", get(handlers::metrics_text).fallback(errors::not_found))
+        .fallback(errors::not_found)
+        .layer(CatchPanicLayer::custom(panic_response))
         .with_state(state)
 }
 

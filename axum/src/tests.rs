@@ -87,8 +87,9 @@ fn from_peer(mut req: Request<Body>, peer: &str) -> Request<Body> {
     req
 }
 
-async fn metrics_text(app: &Router) -> String {
-    let (status, headers, body) = call_app(app.clone(), request("GET", "/metrics")).await;
+/// The Prometheus text of the metrics port's router over `state`.
+async fn metrics_text(state: &SharedState) -> String {
+    let (status, headers, body) = call_app(routes::metrics_router(Arc::clone(state)), request("GET", "/metrics")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(header(&headers, header::CONTENT_TYPE), Some("text/plain; version=0.0.4; charset=utf-8"));
     String::from_utf8(body).expect("utf-8")
@@ -109,7 +110,7 @@ async fn unknown_paths_are_json_404() {
 #[tokio::test]
 async fn unknown_paths_are_404_for_every_method() {
     for method in METHODS {
-        for path in ["/nope", "/token/", "/revoke/", "/health/live/x", "/metrics/"] {
+        for path in ["/nope", "/token/", "/revoke/", "/health/live/x", "/metrics", "/metrics/"] {
             let (status, headers, body) = call(request(method, path)).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
             let expected: &[u8] = if method == "HEAD" { b"" } else { br#"{"error":"not_found"}"# };
@@ -153,16 +154,14 @@ async fn head_answers_like_get_without_a_body() {
         for name in [header::CONTENT_TYPE, header::CACHE_CONTROL] {
             assert_eq!(head_headers.get(&name), get_headers.get(&name), "{path} {name}");
         }
-        if path != "/metrics" {
-            // The scrape's own counters differ between the two; the other bodies do not.
-            assert_eq!(header(&head_headers, header::CONTENT_LENGTH), Some(get_body.len().to_string().as_str()));
-        }
+        assert_eq!(header(&head_headers, header::CONTENT_LENGTH), Some(get_body.len().to_string().as_str()));
     }
 }
 
 #[tokio::test]
-async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
-    let app = routes::router(state());
+async fn logins_move_their_counters_and_metrics_are_prometheus_text_on_the_metrics_port() {
+    let state = state();
+    let app = routes::router(Arc::clone(&state));
     let john = br#"{"username":"john@example.com","password":"TopSecret0!"}"#.to_vec();
     // The database is down here: one 503 login, one 415, one 400; a 405 is not a token request.
     let (status, _, _) = call_app(app.clone(), post_token(Some("application/json"), john.clone())).await;
@@ -173,7 +172,9 @@ async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let (status, _, _) = call_app(app.clone(), request("GET", "/token")).await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
-    let text = metrics_text(&app).await;
+    let (status, _, _) = call_app(app.clone(), request("GET", "/metrics")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not on the public port");
+    let text = metrics_text(&state).await;
     assert_lines(
         &text,
         &[
@@ -192,10 +193,11 @@ async fn logins_move_their_counters_and_metrics_are_prometheus_text() {
 
 #[tokio::test]
 async fn revoke_is_not_a_token_request() {
-    let app = routes::router(state());
+    let state = state();
+    let app = routes::router(Arc::clone(&state));
     let (status, _, _) = call_app(app.clone(), post_to("/revoke", Some("application/json"), r#"{"token":"x"}"#)).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(metrics_text(&app).await.lines().any(|l| l == "simpleauth_token_request_duration_seconds_count 0"));
+    assert!(metrics_text(&state).await.lines().any(|l| l == "simpleauth_token_request_duration_seconds_count 0"));
 }
 
 #[tokio::test]
@@ -362,9 +364,10 @@ async fn a_locked_address_is_429_before_the_database_and_counted() {
     let locked = "192.0.2.7:40000";
     let now = std::time::Instant::now();
     let locked_ip = locked.parse::<SocketAddr>().expect("addr").ip();
-    state.tokens.addresses.record_failure(locked_ip, now);
-    state.tokens.addresses.record_failure(locked_ip, now);
-    let app = routes::router(state);
+    for _ in 0..2 {
+        let _ = state.tokens.addresses.reserve(locked_ip, now).expect("reserved");
+    }
+    let app = routes::router(Arc::clone(&state));
     let login = br#"{"username":"john@example.com","password":"TopSecret0!"}"#.to_vec();
     let (status, headers, body) =
         call_app(app.clone(), from_peer(post_token(Some("application/json"), login.clone()), locked)).await;
@@ -385,20 +388,47 @@ async fn a_locked_address_is_429_before_the_database_and_counted() {
     let bad = from_peer(post_token(Some("application/json"), "{}"), locked);
     assert_eq!(call_app(app.clone(), bad).await.0, StatusCode::BAD_REQUEST);
 
-    assert_lines(&metrics_text(&app).await, &ADDRESS_LOCK_METRIC_LINES);
+    assert_lines(&metrics_text(&state).await, &ADDRESS_LOCK_METRIC_LINES);
 }
 
 #[tokio::test]
-async fn proxy_headers_name_the_address_only_when_trusted() {
+async fn x_forwarded_for_names_the_address_only_behind_a_trusted_proxy() {
     let client: std::net::IpAddr = "203.0.113.9".parse().expect("ip");
-    for (trust, locked) in [("true", true), ("false", false)] {
-        let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "1"), ("TRUST_PROXY_HEADERS", trust)]);
-        state.tokens.addresses.record_failure(client, std::time::Instant::now());
+    for (peer, fields, locked) in [
+        // The nearest untrusted hop: the client, past a trusted one, over two header fields.
+        ("10.1.1.1:5000", &["203.0.113.9"][..], true),
+        ("10.1.1.1:5000", &["192.0.2.1, 203.0.113.9", "10.2.2.2"], true),
+        ("10.1.1.1:5000", &["203.0.113.9, 192.0.2.1"], false),
+        // Not an address: the walk stops at the peer.
+        ("10.1.1.1:5000", &["203.0.113.9, unknown"], false),
+        // An untrusted peer's header is not read.
+        ("198.51.100.1:5000", &["203.0.113.9"], false),
+    ] {
+        let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "1"), ("TRUSTED_PROXIES", "10.0.0.0/8")]);
+        let _ = state.tokens.addresses.reserve(client, std::time::Instant::now()).expect("reserved");
         let mut request = post_token(Some("application/json"), r#"{"username":"a@b","password":"x"}"#);
+        for field in fields {
+            request.headers_mut().append("X-Forwarded-For", field.parse().expect("value"));
+        }
         request.headers_mut().insert("Fly-Client-IP", "203.0.113.9".parse().expect("value"));
-        let (status, _, _) = call_with(state, from_peer(request, "10.1.1.1:5000")).await;
+        let (status, _, _) = call_with(state, from_peer(request, peer)).await;
         let expected = if locked { StatusCode::TOO_MANY_REQUESTS } else { StatusCode::SERVICE_UNAVAILABLE };
-        assert_eq!(status, expected, "TRUST_PROXY_HEADERS={trust}");
+        assert_eq!(status, expected, "peer {peer} X-Forwarded-For {fields:?}");
+    }
+}
+
+#[tokio::test]
+async fn one_ipv6_slash_64_is_one_client() {
+    let state = state_with(&[("LOGIN_IP_MAX_FAILURES", "1")]);
+    let _ = state.tokens.addresses.reserve("2001:db8:1:2::1".parse().expect("ip"), std::time::Instant::now());
+    let app = routes::router(state);
+    let login = r#"{"username":"a@b","password":"x"}"#;
+    for (peer, expected) in [
+        ("[2001:db8:1:2:ffff::9]:4000", StatusCode::TOO_MANY_REQUESTS),
+        ("[2001:db8:1:3::1]:4000", StatusCode::SERVICE_UNAVAILABLE),
+    ] {
+        let request = from_peer(post_token(Some("application/json"), login), peer);
+        assert_eq!(call_app(app.clone(), request).await.0, expected, "{peer}");
     }
 }
 
@@ -442,10 +472,22 @@ mod over_the_wire {
     async fn every_method_gets_the_contracts_answer() {
         let port = serve().await;
         let failures = tokio::task::spawn_blocking(move || {
-            test_support::method_table_failures(port, &["/nope", "/token/"], false)
+            test_support::method_table_failures(port, &["/nope", "/token/", "/metrics"], false)
         })
         .await
         .expect("client thread");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_metrics_port_serves_get_metrics_alone() {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        tokio::spawn(async move { axum::serve(listener, routes::metrics_router(state()).into_make_service()).await });
+        let others = ["/", "/token", "/revoke", "/health", "/health/live", "/.well-known/jwks.json", "/metrics/"];
+        let failures = tokio::task::spawn_blocking(move || test_support::metrics_port_failures(port, &others, false))
+            .await
+            .expect("client thread");
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 

@@ -19,7 +19,7 @@ use crate::outage_log::OutageLog;
 use crate::password_verifier::PasswordVerifier;
 use crate::session_repository::SessionRepository;
 use crate::settings::Settings;
-use crate::token_service::TokenService;
+use crate::token_service::{Database, TokenService};
 use crate::user_repository::UserRepository;
 
 pub struct AppState {
@@ -28,7 +28,7 @@ pub struct AppState {
     /// The signer, JWK set and discovery document in service; swapped on SIGHUP.
     pub keys: Arc<KeyRing>,
     pub metrics: Metrics,
-    /// Where a request's client address comes from (TRUST_PROXY_HEADERS).
+    /// Where a request's client address comes from (TRUSTED_PROXIES).
     pub client_address: ClientAddress,
 }
 
@@ -38,8 +38,15 @@ impl AppState {
         let outage = OutageLog::default();
         let window = settings.login_failure_window_seconds;
         let tokens = TokenService::new(
-            UserRepository::new(pool.clone(), outage.clone(), settings.login_max_failures, window),
-            SessionRepository::new(pool.clone(), outage.clone(), settings.refresh_ttl_seconds),
+            Database {
+                users: UserRepository::new(pool.clone(), outage.clone(), settings.login_max_failures, window),
+                sessions: SessionRepository::new(
+                    pool.clone(),
+                    outage.clone(),
+                    settings.refresh_ttl_seconds,
+                    settings.refresh_max_lifetime_seconds,
+                ),
+            },
             PasswordVerifier::new(cores, settings.max_password_checks, metrics.password_checks()),
             AddressLimiter::new(
                 u32::try_from(settings.login_ip_max_failures).unwrap_or(u32::MAX),
@@ -55,7 +62,7 @@ impl AppState {
             health: DatabaseHealth::new(pool, outage),
             keys,
             metrics,
-            client_address: ClientAddress { trust_proxy_headers: settings.trust_proxy_headers },
+            client_address: settings.client_address.clone(),
         }
     }
 }

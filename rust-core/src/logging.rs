@@ -34,9 +34,10 @@ pub fn init_logging(level: Level, framework_targets: &[&str]) {
 pub fn listening_line(stack: &str, version: &str, settings: &Settings, workers: usize, keys: &KeySet) -> String {
     let key_bits = keys.signer.rsa_bits().map(|bits| format!(" key_bits={bits}")).unwrap_or_default();
     format!(
-        "{stack} {version} listening on {}:{} workers={workers} db_pool_size={} max_password_checks={} kid={} alg={:?} issuer={} audience={} published_keys={}{key_bits}",
+        "{stack} {version} listening on {}:{} metrics port {} workers={workers} db_pool_size={} max_password_checks={} kid={} alg={:?} issuer={} audience={} published_keys={}{key_bits}",
         settings.host,
         settings.port,
+        settings.metrics_port,
         settings.pool_size,
         settings.max_password_checks,
         keys.signer.kid(),
@@ -77,7 +78,7 @@ mod tests {
         .expect("settings");
         let keys = app_state(&extra, "test").keys.current();
         let line = listening_line("simple-auth-x", "1.2.3", &settings, 2, &keys);
-        let start = "simple-auth-x 1.2.3 listening on 0.0.0.0:8080 workers=2 db_pool_size=7 max_password_checks=5 kid=";
+        let start = "simple-auth-x 1.2.3 listening on 0.0.0.0:8080 metrics port 9091 workers=2 db_pool_size=7 max_password_checks=5 kid=";
         assert!(line.starts_with(start), "{line}");
         let end = format!(" alg=RS256 issuer={ISSUER} audience=channel-api published_keys=1 key_bits=2048");
         assert!(line.ends_with(&end), "{line}");

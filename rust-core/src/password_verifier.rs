@@ -1,12 +1,13 @@
 //! `PasswordVerifier`: runs the password checks of `password_hashes` off the
 //! async executor, counts them, and pays the decoy argon2id run that keeps an
-//! unknown user or an unusable stored hash from being told apart by timing.
+//! unknown user, an unusable stored hash or a legacy-HMAC user's wrong
+//! password from being told apart from an argon2id user's by timing (§8).
 //!
 //! Every argon2id run (a stored argon2id hash, the unknown-user decoy, the
-//! decoy after an unusable hash) must first be admitted by `PasswordCheckLimit`
-//! (MAX_PASSWORD_CHECKS, contract §8): no permit free means
-//! `ApiError::Overloaded` at once, before anything is computed. The legacy
-//! HMAC check (microseconds) is not bounded.
+//! decoy after an unusable hash or a legacy mismatch) must first be admitted
+//! by `PasswordCheckLimit` (MAX_PASSWORD_CHECKS, contract §8): no permit free
+//! means `ApiError::Overloaded` at once, before the run. A legacy HMAC match
+//! (microseconds) needs no permit.
 
 use std::sync::Arc;
 
@@ -40,14 +41,15 @@ impl PasswordVerifier {
     }
 
     /// Verifies a known user's password (the legacy scheme inline). An
-    /// unusable stored hash also pays the decoy run of `verify_unknown_user`,
-    /// counted once, as `unusable`. `Err(Overloaded)` when an argon2id run
-    /// would be needed and none is admitted; nothing was counted then.
+    /// unusable stored hash and a legacy mismatch also pay the decoy run of
+    /// `verify_unknown_user`, counted once, as `unusable` or as the legacy
+    /// `mismatch`. `Err(Overloaded)` when an argon2id run would be needed and
+    /// none is admitted; nothing was counted then.
     pub async fn verify(&self, password: String, stored: String) -> Result<Verification, ApiError> {
         let scheme = Scheme::of(&stored);
         if !is_costly(&stored) {
             let verification = verify(password.as_bytes(), &stored);
-            if matches!(verification, Verification::Unusable(_)) {
+            if verification != Verification::Match {
                 let admitted = self.admit()?;
                 self.checks.record(scheme, verification);
                 self.run(admitted, move |_| verify(b"", DUMMY_ARGON2ID_HASH)).await?;
@@ -175,24 +177,50 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn argon2id_checks_are_shed_when_no_permit_is_free_and_legacy_ones_are_not() {
+    async fn a_legacy_mismatch_pays_the_decoy_and_counts_once() {
+        let metrics = crate::metrics::Metrics::new().expect("metrics");
+        let verifier = PasswordVerifier::new(1, 8, metrics.password_checks());
+        let legacy = "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=";
+        // With the one core held here, the mismatch is admitted and then waits for it: its decoy run.
+        let core = Arc::clone(&verifier.cores).acquire_owned().await.expect("the core");
+        let check = tokio::spawn({
+            let verifier = verifier.clone();
+            async move { verifier.verify("wrong".into(), legacy.into()).await }
+        });
+        until("the check admitted or done", || verifier.admission().available() == 7 || check.is_finished()).await;
+        assert!(!check.is_finished(), "a legacy mismatch must wait for a core: its decoy argon2id run");
+        drop(core);
+        assert_eq!(check.await.expect("joined").expect("ran"), Verification::Mismatch);
+        assert_eq!(verifier.admission().available(), 8, "given back after the decoy");
+        let text = text(&metrics);
+        for line in [
+            r#"simpleauth_password_checks_total{result="mismatch",scheme="hmac-sha256"} 1"#,
+            r#"simpleauth_password_checks_total{result="mismatch",scheme="dummy"} 0"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn argon2id_checks_are_shed_when_no_permit_is_free_and_legacy_matches_are_not() {
         let metrics = crate::metrics::Metrics::new().expect("metrics");
         let verifier = PasswordVerifier::new(1, 2, metrics.password_checks());
         let held = (verifier.admission().try_admit().expect("1"), verifier.admission().try_admit().expect("2"));
+        let legacy = "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=";
         for result in [
             verifier.verify("pw".into(), OTHER_PARAMS.into()).await,
             verifier.verify("pw".into(), "$bcrypt$2b$10$abc".into()).await,
+            verifier.verify("wrong".into(), legacy.into()).await,
             verifier.verify_unknown_user("pw".into()).await.map(|()| Verification::Mismatch),
         ] {
             assert!(matches!(result, Err(ApiError::Overloaded)), "{result:?}");
         }
-        let legacy = "$hmac-sha256$qmyRlRwXH83LqAUz/V5AUA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=";
         assert_eq!(verifier.verify("TopSecret0!".into(), legacy.into()).await.expect("inline"), Verification::Match);
-        // A shed check is not counted: nothing was verified.
+        // A shed check is not counted; the legacy match is.
         let text = text(&metrics);
         assert!(
             text.lines()
-                .filter(|l| l.starts_with("simpleauth_password_checks_total{") && !l.contains("hmac-sha256"))
+                .filter(|l| l.starts_with("simpleauth_password_checks_total{") && !l.contains("\"match\""))
                 .all(|l| l.ends_with(" 0")),
             "{text}"
         );

@@ -1,6 +1,9 @@
-//! `SessionRepository`: the `refresh_tokens` table (contract §7) — a session
-//! started by a login, rotated by a refresh, revoked on reuse or by
-//! `POST /revoke`. Only SHA-256 hashes of the tokens are sent.
+//! `SessionRepository`: the `sessions` and `refresh_tokens` tables (contract
+//! §6, §7) — a session (refresh-token family) started by a password grant,
+//! rotated by a refresh, revoked on reuse or by `POST /revoke`. Only SHA-256
+//! hashes of the tokens are sent. Rotation locks the session row FOR SHARE
+//! and revocation updates it, so the two serialise; a session lives only
+//! while its user's stored hash is the one its login verified.
 
 use deadpool_postgres::Pool;
 use uuid::Uuid;
@@ -9,41 +12,75 @@ use crate::api_error::ApiError;
 use crate::outage_log::OutageLog;
 use crate::user::User;
 
-/// The password grant, success: the session's first refresh token, the
-/// failure count cleared. $1 username, $2 SHA-256 of the refresh token,
-/// $3 the sid, $4 the user's id, $5 client_id, $6 REFRESH_TTL_SECONDS.
+/// S. The password grant, success: the session and its first refresh token,
+/// only if the user's hash is still the one verified; the username's count
+/// cleared. 0 rows inserted = the credentials changed meanwhile.
+/// $1 username, $2 SHA-256 of the refresh token, $3 the sid, $4 the user's id,
+/// $5 client_id, $6 REFRESH_TTL_SECONDS, $7 REFRESH_MAX_LIFETIME_SECONDS,
+/// $8 the password_hash the check verified.
 pub const START_SESSION: &str = "\
-WITH cleared AS (DELETE FROM login_failures WHERE username = lower($1))
-INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at)
-VALUES ($2, $3, $4, $5, now() + $6::integer * interval '1 second')";
-
-/// The refresh grant: rotate. $1 SHA-256 of the presented token, $2 the
-/// request's client_id or NULL, $3 SHA-256 of the new token, $4 REFRESH_TTL_SECONDS.
-pub const ROTATE: &str = "\
-WITH used AS (
-    UPDATE refresh_tokens SET used_at = now()
-    WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()
-      AND ($2::text IS NULL OR client_id = $2::text)
-    RETURNING family_id, user_id, client_id
-), issued AS (
-    INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at)
-    SELECT $3, family_id, user_id, client_id, now() + $4::integer * interval '1 second' FROM used
+WITH session AS (
+    INSERT INTO sessions (family_id, user_id, client_id, credential, expires_at)
+    SELECT $3, u.id, $5, sha256(convert_to(u.password_hash, 'UTF8')), now() + $7::integer * interval '1 second'
+    FROM users u WHERE u.id = $4 AND u.password_hash = $8
+    RETURNING family_id, expires_at
+), cleared AS (
+    DELETE FROM login_failures WHERE username = lower($1) AND EXISTS (SELECT 1 FROM session)
 )
-SELECT u.id, u.username, u.name, u.email, u.password_hash, used.family_id, used.client_id
-FROM used JOIN users u ON u.id = used.user_id";
+INSERT INTO refresh_tokens (token_hash, family_id, expires_at)
+SELECT $2, family_id, least(now() + $6::integer * interval '1 second', expires_at) FROM session";
 
-/// The refresh grant when rotate returned no row (reuse), and a disabled
-/// user's family: revoke the family of a used token. $1 SHA-256 of the presented token.
+/// R. The refresh grant: rotate (the family row locked FOR SHARE; revoked,
+/// expired, another client's or a changed credential = no row).
+/// $1 SHA-256 of the presented token, $2 the request's client_id or NULL,
+/// $3 SHA-256 of the new token, $4 REFRESH_TTL_SECONDS.
+pub const ROTATE: &str = "\
+WITH session AS (
+    SELECT s.family_id, s.user_id, s.client_id
+    FROM refresh_tokens t
+    JOIN sessions s ON s.family_id = t.family_id
+    JOIN users u ON u.id = s.user_id
+    WHERE t.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
+      AND ($2::text IS NULL OR s.client_id = $2::text)
+      AND sha256(convert_to(u.password_hash, 'UTF8')) = s.credential
+    FOR SHARE OF s
+), used AS (
+    UPDATE refresh_tokens t SET used_at = now()
+    FROM session
+    WHERE t.token_hash = $1 AND t.family_id = session.family_id AND t.used_at IS NULL AND t.expires_at > now()
+    RETURNING t.family_id
+), issued AS (
+    INSERT INTO refresh_tokens (token_hash, family_id, expires_at)
+    SELECT $3, s.family_id, least(now() + $4::integer * interval '1 second', s.expires_at)
+    FROM used JOIN sessions s ON s.family_id = used.family_id
+)
+SELECT u.id, u.username, u.name, u.email, u.password_hash, session.family_id, session.client_id
+FROM used JOIN session ON session.family_id = used.family_id JOIN users u ON u.id = session.user_id";
+
+/// U. The refresh grant when R returned no row: reuse — revoke the family of
+/// a used token. $1 SHA-256 of the presented token.
 pub const REVOKE_REUSED: &str = "\
-UPDATE refresh_tokens SET revoked_at = now()
+UPDATE sessions SET revoked_at = now()
 WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1 AND used_at IS NOT NULL)
   AND revoked_at IS NULL";
 
-/// POST /revoke: revoke the family of any token. $1 SHA-256 of the presented token.
+/// V. POST /revoke: revoke the family of any token. $1 SHA-256 of the presented token.
 pub const REVOKE: &str = "\
-UPDATE refresh_tokens SET revoked_at = now()
+UPDATE sessions SET revoked_at = now()
 WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1)
   AND revoked_at IS NULL";
+
+/// What statement S needs to start a session.
+#[derive(Debug)]
+pub struct NewSession<'a> {
+    pub username: &'a str,
+    pub token_hash: [u8; 32],
+    pub family: Uuid,
+    pub user: Uuid,
+    pub client_id: &'a str,
+    /// The stored hash the password check verified.
+    pub verified: &'a str,
+}
 
 /// What a rotation returns: the user as the database has it now, the family
 /// (the tokens' `sid`) and the family's `client_id`.
@@ -59,26 +96,33 @@ pub struct SessionRepository {
     pool: Pool,
     outage: OutageLog,
     refresh_ttl_seconds: i32,
+    max_lifetime_seconds: i32,
 }
 
 impl SessionRepository {
-    /// `refresh_ttl_seconds`: REFRESH_TTL_SECONDS, each token's lifetime from its issue.
-    pub fn new(pool: Pool, outage: OutageLog, refresh_ttl_seconds: i32) -> Self {
-        SessionRepository { pool, outage, refresh_ttl_seconds }
+    /// `refresh_ttl_seconds`: REFRESH_TTL_SECONDS, each token's lifetime from
+    /// its issue; `max_lifetime_seconds`: REFRESH_MAX_LIFETIME_SECONDS, a
+    /// session's from its password grant.
+    pub fn new(pool: Pool, outage: OutageLog, refresh_ttl_seconds: i32, max_lifetime_seconds: i32) -> Self {
+        SessionRepository { pool, outage, refresh_ttl_seconds, max_lifetime_seconds }
     }
 
-    /// A new family `family` for `user` with its first token, `username`'s failures cleared.
-    pub async fn start(
-        &self,
-        username: &str,
-        token_hash: &[u8; 32],
-        family: Uuid,
-        user: Uuid,
-        client_id: &str,
-    ) -> Result<(), ApiError> {
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-            [&username, &token_hash.as_slice(), &family, &user, &client_id, &self.refresh_ttl_seconds];
-        self.execute(START_SESSION, &params).await.map(drop)
+    /// A new session `family` for `user` with its first token and
+    /// `username`'s count cleared — if `verified` is still the user's stored
+    /// hash. `false`: it is not (the credentials changed since the check).
+    pub async fn start(&self, session: &NewSession<'_>) -> Result<bool, ApiError> {
+        let NewSession { username, token_hash, family, user, client_id, verified } = session;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+            username,
+            &token_hash.as_slice(),
+            family,
+            user,
+            client_id,
+            &self.refresh_ttl_seconds,
+            &self.max_lifetime_seconds,
+            verified,
+        ];
+        Ok(self.execute(START_SESSION, &params).await? > 0)
     }
 
     /// Marks `presented` used and stores `next` in its family, if `presented`
@@ -111,7 +155,7 @@ impl SessionRepository {
     }
 
     /// Revokes the family of `presented` if it was used before; the number
-    /// of tokens revoked (0: not a used token, or its family already revoked).
+    /// of sessions revoked (0: not a used token, or its family already revoked).
     pub async fn revoke_reused(&self, presented: &[u8; 32]) -> Result<u64, ApiError> {
         self.execute(REVOKE_REUSED, &[&presented.as_slice()]).await
     }

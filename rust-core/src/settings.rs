@@ -14,6 +14,7 @@ use std::time::Duration;
 use percent_encoding::percent_decode_str;
 use tracing::Level;
 
+use crate::client_address::ClientAddress;
 use crate::tls::DatabaseTls;
 use crate::token_request::client_id_problem;
 
@@ -38,6 +39,8 @@ impl std::fmt::Debug for KeySource {
 pub struct Settings {
     pub host: String,
     pub port: u16,
+    /// METRICS_PORT: where `GET /metrics` is served (never on PORT).
+    pub metrics_port: u16,
     pub database: tokio_postgres::Config,
     /// `sslmode` / `sslrootcert` of DATABASE_URL.
     pub database_tls: DatabaseTls,
@@ -59,14 +62,16 @@ pub struct Settings {
     pub default_client_id: String,
     /// A refresh token's lifetime from its issue (§7).
     pub refresh_ttl_seconds: i32,
+    /// A session's lifetime from its password grant (§7): no refresh token outlives it.
+    pub refresh_max_lifetime_seconds: i32,
     /// Failed logins of one username within the window that lock it (§8).
     pub login_max_failures: i32,
     /// The window of both failure limits (§8).
     pub login_failure_window_seconds: i32,
     /// Failed logins from one client address within the window that lock it (§8).
     pub login_ip_max_failures: i32,
-    /// The client address from Fly-Client-IP / X-Forwarded-For (true) or the socket (false).
-    pub trust_proxy_headers: bool,
+    /// TRUSTED_PROXIES: the peers whose X-Forwarded-For entries are believed (§8).
+    pub client_address: ClientAddress,
     /// argon2id checks admitted at once, running or waiting for a core (§8).
     pub max_password_checks: usize,
     pub log_level: Level,
@@ -78,6 +83,10 @@ pub enum SettingsError {
     Invalid { name: &'static str, reason: String },
     #[error("DATABASE_URL is malformed: {0} (expected postgres://user:password@host:port/database[?sslmode=disable])")]
     DatabaseUrl(String),
+    #[error(
+        "TRUST_PROXY_HEADERS was replaced by TRUSTED_PROXIES: unset it and list the proxies' addresses or CIDRs in TRUSTED_PROXIES"
+    )]
+    Replaced,
     #[error("DATABASE_URL: {0}")]
     DatabaseTls(String),
     #[error(
@@ -100,6 +109,14 @@ impl Settings {
 
         let host = get("HOST").unwrap_or_else(|| "0.0.0.0".to_owned());
         let port = parse_number::<u16>(&get, "PORT", 8080)?;
+        let metrics_port = parse_number::<i64>(&get, "METRICS_PORT", 9091)?;
+        let metrics_port = match u16::try_from(metrics_port) {
+            Ok(p) if p >= 1 && p != port => p,
+            Ok(p) if p == port => {
+                return Err(invalid("METRICS_PORT", format!("{p} is PORT as well; use another port")));
+            }
+            _ => return Err(invalid("METRICS_PORT", format!("{metrics_port} is not a port from 1 to 65535"))),
+        };
         let database_url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
         let (database, database_tls) = parse_database_url(&database_url)?;
         let pool_size = parse_number::<usize>(&get, "DB_POOL_SIZE", 10)?;
@@ -134,14 +151,22 @@ impl Settings {
         }
         // PostgreSQL `integer`s in the statements of §7 and §8, hence i32.
         let refresh_ttl_seconds = parse_positive(&get, "REFRESH_TTL_SECONDS", 2_592_000)?;
+        let refresh_max_lifetime_seconds = parse_positive(&get, "REFRESH_MAX_LIFETIME_SECONDS", 7_776_000)?;
+        if refresh_max_lifetime_seconds < refresh_ttl_seconds {
+            return Err(invalid(
+                "REFRESH_MAX_LIFETIME_SECONDS",
+                format!("{refresh_max_lifetime_seconds} is less than REFRESH_TTL_SECONDS ({refresh_ttl_seconds})"),
+            ));
+        }
         let login_max_failures = parse_positive(&get, "LOGIN_MAX_FAILURES", 10)?;
         let login_failure_window_seconds = parse_positive(&get, "LOGIN_FAILURE_WINDOW_SECONDS", 300)?;
         let login_ip_max_failures = parse_positive(&get, "LOGIN_IP_MAX_FAILURES", 100)?;
-        let trust_proxy_headers = match get("TRUST_PROXY_HEADERS").as_deref() {
-            None | Some("false") => false,
-            Some("true") => true,
-            Some(other) => return Err(invalid("TRUST_PROXY_HEADERS", format!("{other:?} (use true or false)"))),
-        };
+        // An old configuration must not silently change meaning.
+        if get("TRUST_PROXY_HEADERS").is_some() {
+            return Err(SettingsError::Replaced);
+        }
+        let client_address = ClientAddress::parse(&get("TRUSTED_PROXIES").unwrap_or_default())
+            .map_err(|reason| invalid("TRUSTED_PROXIES", reason))?;
         // available_parallelism follows the cgroup's CPU quota.
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let max_password_checks =
@@ -158,6 +183,7 @@ impl Settings {
         Ok(Settings {
             host,
             port,
+            metrics_port,
             database,
             database_tls,
             pool_size,
@@ -171,10 +197,11 @@ impl Settings {
             token_ttl_seconds,
             default_client_id,
             refresh_ttl_seconds,
+            refresh_max_lifetime_seconds,
             login_max_failures,
             login_failure_window_seconds,
             login_ip_max_failures,
-            trust_proxy_headers,
+            client_address,
             max_password_checks,
             log_level,
         })
@@ -332,7 +359,9 @@ mod tests {
         assert_eq!(c.login_max_failures, 10);
         assert_eq!(c.login_failure_window_seconds, 300);
         assert_eq!(c.login_ip_max_failures, 100);
-        assert!(!c.trust_proxy_headers);
+        assert_eq!(c.metrics_port, 9091);
+        assert_eq!(c.refresh_max_lifetime_seconds, 7_776_000);
+        assert_eq!(c.client_address, ClientAddress::default());
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         assert_eq!(c.max_password_checks, 4 * cores);
         assert_eq!(c.log_level, Level::INFO);
@@ -387,7 +416,9 @@ mod tests {
             ("LOGIN_MAX_FAILURES", "1"),
             ("LOGIN_FAILURE_WINDOW_SECONDS", " 60 "),
             ("LOGIN_IP_MAX_FAILURES", "1000000"),
-            ("TRUST_PROXY_HEADERS", "true"),
+            ("REFRESH_MAX_LIFETIME_SECONDS", "86400"),
+            ("TRUSTED_PROXIES", "172.16.0.0/12, fdaa::/16"),
+            ("METRICS_PORT", "9100"),
             ("MAX_PASSWORD_CHECKS", "2147483647"),
         ])
         .expect("valid");
@@ -395,16 +426,19 @@ mod tests {
             (c.refresh_ttl_seconds, c.login_max_failures, c.login_failure_window_seconds, c.login_ip_max_failures),
             (86400, 1, 60, 1_000_000)
         );
-        assert!(c.trust_proxy_headers);
+        assert_eq!(c.refresh_max_lifetime_seconds, 86400);
+        assert!(c.client_address.is_trusted("172.31.1.1".parse().expect("ip")));
+        assert!(c.client_address.is_trusted("fdaa::9".parse().expect("ip")));
+        assert!(!c.client_address.is_trusted("192.0.2.1".parse().expect("ip")));
+        assert_eq!(c.metrics_port, 9100);
         assert_eq!(c.max_password_checks, 2_147_483_647);
-        let off = settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUST_PROXY_HEADERS", "false")]).expect("valid");
-        assert!(!off.trust_proxy_headers);
     }
 
     #[test]
     fn the_limits_must_be_positive_integers() {
         for name in [
             "REFRESH_TTL_SECONDS",
+            "REFRESH_MAX_LIFETIME_SECONDS",
             "LOGIN_MAX_FAILURES",
             "LOGIN_FAILURE_WINDOW_SECONDS",
             "LOGIN_IP_MAX_FAILURES",
@@ -415,9 +449,72 @@ mod tests {
                 assert!(err.starts_with(name) && !err.contains('\n'), "{name}={bad}: {err}");
             }
         }
-        for bad in ["yes", "1", "0", "TRUE!", "on"] {
-            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUST_PROXY_HEADERS", bad)]).expect_err(bad).to_string();
-            assert!(err.starts_with("TRUST_PROXY_HEADERS"), "{bad}: {err}");
+    }
+
+    #[test]
+    fn trust_proxy_headers_is_refused_as_replaced() {
+        for old in ["true", "false", "yes", " 1 "] {
+            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUST_PROXY_HEADERS", old)]).expect_err(old).to_string();
+            assert!(err.starts_with("TRUST_PROXY_HEADERS") && err.contains("TRUSTED_PROXIES"), "{old}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+        for unset in ["", "  "] {
+            settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUST_PROXY_HEADERS", unset)]).expect("empty is unset");
+        }
+    }
+
+    #[test]
+    fn trusted_proxies_are_cidrs_or_addresses() {
+        for good in ["", " ", "10.0.0.0/8", "192.0.2.1", "::1", "fdaa::/16, 10.0.0.0/8 ,192.0.2.0/24"] {
+            settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUSTED_PROXIES", good)]).expect(good);
+        }
+        for bad in ["10.0.0.1/8", "10.0.0.0/33", "fdaa::1/16", "10.0.0.0/8,,::1", "10.0.0.0/8,", "proxy", "10.0.0.0/x"]
+        {
+            let err = settings(&[("JWT_PRIVATE_KEY", "pem"), ("TRUSTED_PROXIES", bad)]).expect_err(bad).to_string();
+            assert!(err.starts_with("TRUSTED_PROXIES") && !err.contains('\n'), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn metrics_port_is_a_port_other_than_port() {
+        let key = ("JWT_PRIVATE_KEY", "pem");
+        assert_eq!(settings(&[key, ("METRICS_PORT", "1")]).expect("1").metrics_port, 1);
+        assert_eq!(settings(&[key, ("METRICS_PORT", "65535")]).expect("65535").metrics_port, 65535);
+        assert_eq!(settings(&[key, ("METRICS_PORT", "")]).expect("unset").metrics_port, 9091);
+        assert_eq!(settings(&[key, ("PORT", "9091"), ("METRICS_PORT", "8080")]).expect("swapped").metrics_port, 8080);
+        for (vars, what) in [
+            (&[("METRICS_PORT", "0")][..], "zero"),
+            (&[("METRICS_PORT", "65536")], "too big"),
+            (&[("METRICS_PORT", "-1")], "negative"),
+            (&[("METRICS_PORT", "nine")], "a word"),
+            (&[("METRICS_PORT", "8080")], "PORT's default"),
+            (&[("PORT", "9091")], "PORT is METRICS_PORT's default"),
+            (&[("PORT", "7000"), ("METRICS_PORT", "7000")], "the same"),
+        ] {
+            let mut all = vars.to_vec();
+            all.push(key);
+            let err = settings(&all).expect_err(what).to_string();
+            assert!(err.starts_with("METRICS_PORT") && !err.contains('\n'), "{what}: {err}");
+        }
+    }
+
+    #[test]
+    fn refresh_max_lifetime_is_not_less_than_the_refresh_ttl() {
+        let key = ("JWT_PRIVATE_KEY", "pem");
+        let c =
+            settings(&[key, ("REFRESH_TTL_SECONDS", "3600"), ("REFRESH_MAX_LIFETIME_SECONDS", "3600")]).expect("equal");
+        assert_eq!(c.refresh_max_lifetime_seconds, 3600);
+        let c = settings(&[key, ("REFRESH_MAX_LIFETIME_SECONDS", "")]).expect("unset");
+        assert_eq!(c.refresh_max_lifetime_seconds, 7_776_000);
+        for vars in [
+            &[("REFRESH_TTL_SECONDS", "3600"), ("REFRESH_MAX_LIFETIME_SECONDS", "3599")][..],
+            &[("REFRESH_MAX_LIFETIME_SECONDS", "2591999")],
+            &[("REFRESH_TTL_SECONDS", "7776001")],
+        ] {
+            let mut all = vars.to_vec();
+            all.push(key);
+            let err = settings(&all).expect_err(&format!("{vars:?}")).to_string();
+            assert!(err.starts_with("REFRESH_MAX_LIFETIME_SECONDS") && !err.contains('\n'), "{vars:?}: {err}");
         }
     }
 

@@ -98,8 +98,9 @@ pub fn request(method: &str, path: &str, body: Option<(&str, bool)>) -> String {
 }
 
 /// Every method of `METHODS`, without a body, with a `Content-Length` body
-/// and with a chunked one, to every path of the contract's method table and
-/// to each of `unknown_paths`: the contract's 404 / 405 (with its `Allow`)
+/// and with a chunked one, to every path of the contract's method table on
+/// the public port and to each of `unknown_paths` (`/metrics` among them:
+/// it is served on METRICS_PORT only): the contract's 404 / 405 (with its `Allow`)
 /// as JSON, 200 for GET and HEAD on the read-only paths, HEAD without a
 /// body. The POST endpoints proper are left to the handler tests. Blocking:
 /// run it off the server's runtime. Returns what was wrong, one line each.
@@ -111,7 +112,6 @@ pub fn method_table_failures(port: u16, unknown_paths: &[&str], half_close: bool
         ("/health/live", Some("GET, HEAD")),
         ("/.well-known/jwks.json", Some("GET, HEAD")),
         ("/.well-known/openid-configuration", Some("GET, HEAD")),
-        ("/metrics", Some("GET, HEAD")),
     ];
     let paths: Vec<(&str, Option<&str>)> = known.into_iter().chain(unknown_paths.iter().map(|p| (*p, None))).collect();
     let mut failures = Vec::new();
@@ -130,8 +130,7 @@ pub fn method_table_failures(port: u16, unknown_paths: &[&str], half_close: bool
                     failures.push(format!("{what}: {} instead of {expected}", r.status));
                     continue;
                 }
-                let json_answer = !(path == "/metrics" && expected == 200);
-                if json_answer && r.header("content-type") != Some("application/json") {
+                if r.header("content-type") != Some("application/json") {
                     failures.push(format!("{what}: content-type {:?}", r.header("content-type")));
                 }
                 if expected == 405 && r.header("allow") != allow {
@@ -141,7 +140,7 @@ pub fn method_table_failures(port: u16, unknown_paths: &[&str], half_close: bool
                     if !r.body.is_empty() {
                         failures.push(format!("{what}: HEAD answered with a body"));
                     }
-                } else if json_answer {
+                } else {
                     let Ok(json) = serde_json::from_slice::<serde_json::Value>(&r.body) else {
                         failures.push(format!("{what}: body is not JSON"));
                         continue;
@@ -167,9 +166,39 @@ pub const REFRESH_TOKEN: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
 /// The body of every refused refresh.
 pub const INVALID_REFRESH_TOKEN: &[u8] = br#"{"error":"invalid_grant","error_description":"invalid refresh token"}"#;
 
-/// The endpoints that answer GET and HEAD.
-pub const READ_ONLY_PATHS: [&str; 5] =
-    ["/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics"];
+/// The endpoints of the public port that answer GET and HEAD.
+pub const READ_ONLY_PATHS: [&str; 4] =
+    ["/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration"];
+
+/// Every method of `METHODS` to `/metrics` and to each of `other_paths` on
+/// the metrics port: `GET` and `HEAD /metrics` are the Prometheus text (HEAD
+/// without a body), everything else the JSON 404. Blocking: run it off the
+/// server's runtime. Returns what was wrong, one line each.
+pub fn metrics_port_failures(port: u16, other_paths: &[&str], half_close: bool) -> Vec<String> {
+    let mut failures = Vec::new();
+    for method in METHODS {
+        for path in std::iter::once("/metrics").chain(other_paths.iter().copied()) {
+            let r = exchange(port, &request(method, path, None), half_close);
+            let what = format!("{method} {path} on the metrics port");
+            let served = path == "/metrics" && matches!(method, "GET" | "HEAD");
+            let (status, content_type) =
+                if served { (200, crate::metrics::CONTENT_TYPE) } else { (404, "application/json") };
+            if r.status != status || r.header("content-type") != Some(content_type) {
+                failures.push(format!("{what}: {} {:?} instead of {status}", r.status, r.header("content-type")));
+                continue;
+            }
+            let body_ok = match (method, served) {
+                ("HEAD", _) => r.body.is_empty(),
+                (_, true) => String::from_utf8_lossy(&r.body).contains("# TYPE simpleauth_token_requests_total"),
+                (_, false) => r.body == br#"{"error":"not_found"}"#,
+            };
+            if !body_ok {
+                failures.push(format!("{what}: body {:?}", String::from_utf8_lossy(&r.body)));
+            }
+        }
+    }
+    failures
+}
 
 /// Every (method, path, `Allow`) that must be the contract's 405.
 pub fn wrong_method_cases() -> Vec<(&'static str, &'static str, &'static str)> {

@@ -33,7 +33,9 @@ pub struct TokenPair {
     pub expires_in: u64,
 }
 
-/// The claims both tokens carry.
+/// The claims both tokens carry. `aud` differs: the access token's is the
+/// resource (JWT_AUDIENCE, RFC 9068 §3), the ID token's the client (OIDC Core
+/// §2), so neither passes as the other where `aud` is checked.
 #[derive(Serialize)]
 struct Claims<'a> {
     iss: &'a str,
@@ -139,7 +141,8 @@ impl TokenSigner {
     }
 
     /// Issues an access token and an ID token for `user` in session `sid`
-    /// (the refresh-token family), issued now.
+    /// (the refresh-token family), issued now, for the client `client_id`:
+    /// the access token's `client_id` claim and the ID token's `aud`.
     pub fn issue(&self, user: &User, client_id: &str, sid: Uuid) -> Result<TokenPair, jsonwebtoken::errors::Error> {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         self.issue_at(user, client_id, sid, now)
@@ -166,7 +169,7 @@ impl TokenSigner {
         let access_token = jsonwebtoken::encode(&self.access_header, &access_claims, &self.key)?;
         let at_hash = at_hash(self.public.alg, &access_token);
         let id_claims = IdClaims {
-            common: Claims { jti: &id_jti, ..access_claims.common },
+            common: Claims { jti: &id_jti, aud: client_id, ..access_claims.common },
             name: &user.name,
             preferred_username: &user.username,
             email: &user.email,
@@ -274,7 +277,8 @@ mod tests {
             );
             assert_eq!(access["client_id"], "web-app");
             assert_eq!(access["iss"], "https://issuer.test");
-            assert_eq!(access["aud"], "aud-test");
+            assert_eq!(access["aud"], "aud-test", "the access token's audience is the resource");
+            assert_eq!(ident["aud"], "web-app", "the ID token's audience is the client");
             assert_eq!(access["sub"], id.to_string());
             assert_eq!(access["iat"], 1_700_000_000u64);
             assert_eq!(access["exp"], 1_700_000_900u64);
@@ -296,11 +300,21 @@ mod tests {
             let jwk: Jwk = serde_json::from_value(key_entry(key_type)["jwk"].clone()).expect("jwk");
             let key = DecodingKey::from_jwk(&jwk).expect("public key");
             let pair = s.issue(&user(Uuid::new_v4(), "u", "N", "e@x"), "public", Uuid::new_v4()).expect("signed");
-            let mut validation = Validation::new(s.alg());
-            validation.set_audience(&["aud-test"]);
-            validation.set_issuer(&["https://issuer.test"]);
+            let validation = |audience: &str| {
+                let mut validation = Validation::new(s.alg());
+                validation.set_audience(&[audience]);
+                validation.set_issuer(&["https://issuer.test"]);
+                validation
+            };
+            let (resource, client) = (validation("aud-test"), validation("public"));
+            decode::<serde_json::Value>(&pair.access_token, &key, &resource).expect(key_type);
+            decode::<serde_json::Value>(&pair.id_token, &key, &client).expect(key_type);
+            assert!(
+                decode::<serde_json::Value>(&pair.id_token, &key, &resource).is_err(),
+                "an ID token is no access token"
+            );
+            assert!(decode::<serde_json::Value>(&pair.access_token, &key, &client).is_err(), "nor the other way round");
             for token in [&pair.access_token, &pair.id_token] {
-                decode::<serde_json::Value>(token, &key, &validation).expect(key_type);
                 let signature = URL_SAFE_NO_PAD.decode(token.rsplit_once('.').expect("dot").1).expect("b64");
                 let length = match s.alg() {
                     Algorithm::ES256 | Algorithm::EdDSA => 64, // R‖S (RFC 7518 §3.4), not DER; Ed25519

@@ -1,7 +1,8 @@
-//! `UserRepository`: what a password grant asks of the database — the user
-//! and the username's lock in one round trip, and the count of a failed
-//! login (the per-username limit of contract §8 lives in PostgreSQL, so every
-//! instance sees one count).
+//! `UserRepository`: what a password grant asks of the database — one
+//! attempt reserved for the username and the user read, in one round trip
+//! (statement L of contract §7), and the reservation given back when the
+//! grant is shed (statement G). The per-username limit of contract §8 lives
+//! in PostgreSQL, so every instance sees one count.
 
 use deadpool_postgres::Pool;
 
@@ -9,31 +10,36 @@ use crate::api_error::ApiError;
 use crate::outage_log::OutageLog;
 use crate::user::User;
 
-/// The password grant: the user and the username's lock in one round trip
-/// (always one row; id is NULL for an unknown user, locked_for NULL unless
-/// the username is locked). $1 username, $2 LOGIN_MAX_FAILURES,
-/// $3 LOGIN_FAILURE_WINDOW_SECONDS. The same text in every stack (spec §7).
-pub const FIND_LOGIN: &str = "\
+/// L. The password grant: reserve one attempt for the username, and read the
+/// user, in one round trip (always one row; id is NULL for an unknown user;
+/// locked_for is NULL unless this attempt is beyond the limit).
+/// $1 username, $2 LOGIN_MAX_FAILURES, $3 LOGIN_FAILURE_WINDOW_SECONDS.
+/// The same text in every stack (spec §7).
+pub const RESERVE_LOGIN: &str = "\
+WITH attempt AS (
+    INSERT INTO login_failures AS f (username, failures, window_start) VALUES (lower($1), 1, now())
+    ON CONFLICT (username) DO UPDATE SET
+        failures     = CASE WHEN f.window_start > now() - $3::integer * interval '1 second'
+                            THEN least(f.failures + 1, $2::integer + 1) ELSE 1 END,
+        window_start = CASE WHEN f.window_start > now() - $3::integer * interval '1 second'
+                            THEN f.window_start ELSE now() END
+    RETURNING failures, window_start
+)
 SELECT u.id, u.username, u.name, u.email, u.password_hash,
-       CASE WHEN f.failures >= $2::integer
-            THEN ceil(extract(epoch FROM f.window_start + $3::integer * interval '1 second' - now()))::integer
+       CASE WHEN a.failures > $2::integer
+            THEN greatest(1, ceil(extract(epoch FROM a.window_start + $3::integer * interval '1 second' - now())))::integer
        END AS locked_for
-FROM (SELECT lower($1) AS login) AS l
-LEFT JOIN users u ON u.email = l.login
-LEFT JOIN login_failures f ON f.username = l.login AND f.window_start > now() - $3::integer * interval '1 second'";
+FROM attempt a LEFT JOIN users u ON u.email = lower($1)";
 
-/// The password grant, failure (invalid_grant): count it.
-/// $1 username, $2 LOGIN_FAILURE_WINDOW_SECONDS.
-pub const COUNT_FAILURE: &str = "\
-INSERT INTO login_failures AS f (username, failures, window_start) VALUES (lower($1), 1, now())
-ON CONFLICT (username) DO UPDATE SET
-    failures     = CASE WHEN f.window_start > now() - $2::integer * interval '1 second' THEN f.failures + 1 ELSE 1 END,
-    window_start = CASE WHEN f.window_start > now() - $2::integer * interval '1 second' THEN f.window_start ELSE now() END";
+/// G. A password grant shed by the overload limit (503) gives its
+/// reservation back. $1 username.
+pub const GIVE_BACK: &str = "\
+UPDATE login_failures SET failures = failures - 1 WHERE username = lower($1) AND failures > 0";
 
-/// What `FIND_LOGIN` found for a username.
+/// What `RESERVE_LOGIN` found for a username.
 #[derive(Debug)]
 pub enum Login {
-    /// Too many failures in the window: 429 for this many more seconds (at least 1).
+    /// This attempt is beyond the limit: 429 for this many more seconds (at least 1).
     Locked {
         retry_after: u64,
     },
@@ -42,7 +48,7 @@ pub enum Login {
     User(User),
 }
 
-/// The users a login reads and the failures it counts; a database that is
+/// The users a login reads and the attempts it reserves; a database that is
 /// down is `ApiError::DatabaseUnavailable`.
 #[derive(Clone)]
 pub struct UserRepository {
@@ -58,12 +64,12 @@ impl UserRepository {
         UserRepository { pool, outage, max_failures, window_seconds }
     }
 
-    /// The user whose e-mail is `username` (the database lowercases it), or
-    /// the username's lock.
-    pub async fn find_by_email(&self, username: &str) -> Result<Login, ApiError> {
+    /// Reserves one attempt for `username` (known or not) and reads the user
+    /// whose e-mail it is (the database lowercases it), or the username's lock.
+    pub async fn reserve_login(&self, username: &str) -> Result<Login, ApiError> {
         let failed = |e| self.outage.query_failed(e);
         let client = self.pool.get().await.map_err(|e| self.outage.pool_failed(e))?;
-        let statement = client.prepare_cached(FIND_LOGIN).await.map_err(failed)?;
+        let statement = client.prepare_cached(RESERVE_LOGIN).await.map_err(failed)?;
         let row = client.query_one(&statement, &[&username, &self.max_failures, &self.window_seconds]).await;
         let row = row.map_err(failed)?;
         self.outage.reachable();
@@ -80,12 +86,12 @@ impl UserRepository {
         }))
     }
 
-    /// One failed login for `username` (known or not), in its window.
-    pub async fn count_failure(&self, username: &str) -> Result<(), ApiError> {
+    /// Gives back the attempt `reserve_login` reserved for `username`.
+    pub async fn give_back(&self, username: &str) -> Result<(), ApiError> {
         let failed = |e| self.outage.query_failed(e);
         let client = self.pool.get().await.map_err(|e| self.outage.pool_failed(e))?;
-        let statement = client.prepare_cached(COUNT_FAILURE).await.map_err(failed)?;
-        client.execute(&statement, &[&username, &self.window_seconds]).await.map_err(failed)?;
+        let statement = client.prepare_cached(GIVE_BACK).await.map_err(failed)?;
+        client.execute(&statement, &[&username]).await.map_err(failed)?;
         self.outage.reachable();
         Ok(())
     }
