@@ -27,9 +27,13 @@
 #      unless the app has one: the published-keys bundle the config mounts as JWT_PUBLIC_KEYS_FILE
 #      ([[files]], base64 as fly's secret files want it), first a one-line comment, i.e. no key
 #      (docs/key-rotation.md puts the next and the previous keys in it). Neither is ever replaced;
-#   4. fly deploy REPO --config REPO/fly/STACK.toml: the repository root is the build context, the config's
-#      [build] names STACK/Dockerfile and STACK/Dockerfile.dockerignore (fly/README.md, "Build context");
-#   5. prints the URL, the first token request and the benchmark command.
+#   4. the app's public addresses (fly ips list; a dedicated IPv6 and a shared IPv4 allocated when it has
+#      none), which fly's proxy writes as the last X-Forwarded-For entry: TRUSTED_PROXIES is the config's
+#      proxy range plus those (fly/README.md, "Client addresses");
+#   5. fly deploy REPO --config REPO/fly/STACK.toml --env TRUSTED_PROXIES=...: the repository root is the
+#      build context, the config's [build] names STACK/Dockerfile and STACK/Dockerfile.dockerignore
+#      (fly/README.md, "Build context");
+#   6. prints the URL, the first token request and the benchmark command.
 # Any flyctl call that fails, or answers what this script cannot parse, stops it at once: one line on stderr,
 # exit 1, nothing generated, staged or replaced after it. Run it again when flyctl works: it carries on.
 # flyctl's own output is captured, never shown (it prints passwords and connection strings), except
@@ -258,6 +262,22 @@ for c in data:
     print("\t".join(fields + [",".join(a["name"] for a in apps)]))' < <(printf '%s' "$OUT") 2>/dev/null || return 3
 }
 
+# `fly ips list --json` (fly-go's IPAddress objects) -> "type<TAB>address" an address. Anything but a list of
+# objects each with a string Type and an IP address literal as Address is unparseable.
+app_ips() {
+  python3 -S -c 'import ipaddress, json, sys
+try: data = json.loads(sys.stdin.read())
+except ValueError: sys.exit(3)
+if data is None: data = []
+if not isinstance(data, list): sys.exit(3)
+for ip in data:
+    if not isinstance(ip, dict) or not isinstance(ip.get("Type"), str) or not isinstance(ip.get("Address"), str): sys.exit(3)
+    try: address = ipaddress.ip_address(ip["Address"])
+    except ValueError: sys.exit(3)
+    if not ip["Type"] or any(ch in ip["Type"] for ch in "\t\n"): sys.exit(3)
+    print(ip["Type"] + "\t" + str(address))' < <(printf '%s' "$OUT") 2>/dev/null || return 3
+}
+
 list_clusters() {
   fly_call "fly mpg list" mpg list --org "$ORG" --json
   CLUSTERS="$(clusters)" || unparseable "fly mpg list"
@@ -459,15 +479,44 @@ else
   fly_call "fly secrets set $BUNDLE_SECRET" secrets set "$BUNDLE_SECRET=-" --app "$APP" --stage < <(printf '%s' "$bundle")
 fi
 
-# ---------------------------------------------------------------------------------------------- 4. deploy
+# ---------------------------------------------------------------------------------------------- 4. the proxy's hops
+# TRUSTED_PROXIES (spec/README.md §8): fly's proxy connects to the machine from the private IPv4 range the
+# config names, and appends to X-Forwarded-For the address the client connected to, which is one of the app's
+# own public addresses (fly/README.md, "Client addresses"). Both must be trusted, or every client would be that
+# address and share one failure count. So the app gets its public addresses before its first deploy (a
+# dedicated IPv6 and a shared IPv4, what flyctl's first deploy would allocate), and every deploy passes the
+# config's range plus every address `fly ips list` shows.
+BASE_PROXIES="$(sed -n 's/^ *TRUSTED_PROXIES *= *"\([^"]*\)".*/\1/p' "$CONFIG" | head -1)"
+[[ -n "$BASE_PROXIES" ]] || die "no TRUSTED_PROXIES = \"...\" in fly/$STACK.toml's [env] (fly's proxy range)"
+fly_call "fly ips list" ips list --app "$APP" --json
+IPS="$(app_ips)" || unparseable "fly ips list"
+if ! awk -F'\t' '$1 == "v6" { found = 1 } END { exit !found }' <<<"$IPS"; then
+  say "allocating $APP's public IPv6 address (fly ips allocate-v6)"
+  fly_call "fly ips allocate-v6" ips allocate-v6 --app "$APP"
+  ALLOCATED=1
+fi
+if ! awk -F'\t' '$1 == "v4" || $1 == "shared_v4" { found = 1 } END { exit !found }' <<<"$IPS"; then
+  say "allocating $APP a shared public IPv4 address (fly ips allocate-v4 --shared)"
+  fly_call "fly ips allocate-v4 --shared" ips allocate-v4 --shared --app "$APP"
+  ALLOCATED=1
+fi
+if [[ -n "${ALLOCATED:-}" ]]; then
+  fly_call "fly ips list" ips list --app "$APP" --json
+  IPS="$(app_ips)" || unparseable "fly ips list"
+fi
+ADDRESSES="$(cut -f2 <<<"$IPS" | paste -sd, -)"
+TRUSTED="$BASE_PROXIES${ADDRESSES:+,$ADDRESSES}"
+say "TRUSTED_PROXIES=$TRUSTED (the config's range and $APP's own addresses)"
+
+# ---------------------------------------------------------------------------------------------- 5. deploy
 # The repository root is the build context; fly/STACK.toml's [build] names STACK/Dockerfile and its ignore
 # file (relative to the config). Absolute paths: flyctl changes into the context before it reads --config.
 say "fly deploy $ROOT --config fly/$STACK.toml (build context: the repository, filtered by $STACK/Dockerfile.dockerignore)"
 rc=0
-"$FLY" deploy "$ROOT" --config "$CONFIG" </dev/null 2>&1 | redact >&2 || rc=$?
+"$FLY" deploy "$ROOT" --config "$CONFIG" --env "TRUSTED_PROXIES=$TRUSTED" </dev/null 2>&1 | redact >&2 || rc=$?
 [[ $rc -eq 0 ]] || { echo "deploy: fly deploy failed (exit $rc; its output is above); the secrets are staged: run fly/deploy.sh again" >&2; exit 1; }
 
-# ---------------------------------------------------------------------------------------------- 5. where
+# ---------------------------------------------------------------------------------------------- 6. where
 URL="https://$APP.fly.dev"
 cat <<EOF2
 

@@ -11,10 +11,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FLY = ROOT / "fly"
 # The contract's environment variables (spec/README.md §5, spec/openapi.yaml).
-CONTRACT_ENV = {"PORT", "HOST", "DATABASE_URL", "DB_POOL_SIZE", "DB_ACQUIRE_TIMEOUT_MS", "JWT_PRIVATE_KEY_FILE",
+CONTRACT_ENV = {"PORT", "HOST", "METRICS_PORT", "DATABASE_URL", "DB_POOL_SIZE", "DB_ACQUIRE_TIMEOUT_MS", "JWT_PRIVATE_KEY_FILE",
                 "JWT_PRIVATE_KEY", "JWT_PUBLIC_KEYS_FILE", "JWT_ISSUER", "JWT_AUDIENCE", "TOKEN_TTL_SECONDS",
-                "DEFAULT_CLIENT_ID", "REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS",
-                "LOGIN_IP_MAX_FAILURES", "TRUST_PROXY_HEADERS", "MAX_PASSWORD_CHECKS", "LOG_LEVEL",
+                "DEFAULT_CLIENT_ID", "REFRESH_TTL_SECONDS", "REFRESH_MAX_LIFETIME_SECONDS", "LOGIN_MAX_FAILURES",
+                "LOGIN_FAILURE_WINDOW_SECONDS", "LOGIN_IP_MAX_FAILURES", "TRUSTED_PROXIES", "MAX_PASSWORD_CHECKS", "LOG_LEVEL",
                 "DB_MAX_LIFETIME_SECONDS", "DB_IDLE_TIMEOUT_SECONDS"}
 # Secrets and attachments, never in a committed config.
 SECRETS = {"DATABASE_URL", "JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"}
@@ -74,9 +74,24 @@ def test_no_check_asks_the_database(name):
 
 
 @pytest.mark.parametrize("name", STACKS)
-def test_metrics_are_scraped_from_the_service_port(name):
+def test_metrics_are_scraped_from_the_metrics_port(name):
+    """spec/README.md §3: /metrics is served on METRICS_PORT only; fly scrapes it there over the private network,
+    and no service of the config exposes that port through fly's proxy."""
     cfg = load(name)
-    assert cfg["metrics"] == {"port": 8080, "path": "/metrics"}
+    assert cfg["metrics"] == {"port": 9091, "path": "/metrics"}
+    assert int(cfg["env"]["METRICS_PORT"]) == cfg["metrics"]["port"] != cfg["http_service"]["internal_port"]
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_trusted_proxies_is_fly_proxys_range(name):
+    """The range fly's proxy connects from (fly/README.md, "Client addresses"), in the contract's form (§5): a
+    CIDR with no host bits set. Never everything: a peer outside it is the client, whatever it sends."""
+    import ipaddress
+    value = load(name)["env"]["TRUSTED_PROXIES"]
+    networks = [ipaddress.ip_network(entry.strip(), strict=True) for entry in value.split(",")]
+    assert networks == [ipaddress.ip_network("172.16.0.0/12")]
+    assert "TRUST_PROXY_HEADERS" not in load(name)["env"], "refused at start by every stack"
+    assert "TRUSTED_PROXIES" in (FLY / "deploy.sh").read_text(), "deploy.sh adds the app's own addresses"
 
 
 @pytest.mark.parametrize("name", STACKS)

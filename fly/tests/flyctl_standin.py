@@ -21,6 +21,11 @@ flyctl would refuse:
   `mpg attach` and `mpg connect` while the cluster is not "ready";
 - an app, cluster or Postgres app that does not exist.
 
+`ips list --json` answers fly-go's IPAddress objects (Go field names: ID, Address, Type = v6 | v4 |
+shared_v4 | private_v6, ...); `ips allocate-v6` / `ips allocate-v4 [--shared]` add one; a first deploy of
+an app with no address allocates a v6 and a shared v4, as flyctl's does. A deploy records the machines'
+environment: the config's [env] with every --env NAME=VALUE merged in.
+
 The platform part: `deploy` fails when DATABASE_URL or JWT_PRIVATE_KEY is not set
 (every stack refuses to start without them, so its health checks would never pass), and
 when a [[files]] entry is not what flyctl's appconfig.File and the Machines API accept:
@@ -114,11 +119,15 @@ COMMANDS = {
     ("secrets", "unset"): (SECRETS, 1, None),
     ("secrets", "import"): (SECRETS, 0, 0),
     ("deploy",): (DEPLOY, 0, 1),
+    ("ips", "list"): ({**APP, **JSON}, 0, 0),
+    ("ips", "allocate-v6"): ({**APP, "region": ("r", True), "private": (None, False), "network": (None, True),
+                              "org": ("o", True)}, 0, 0),
+    ("ips", "allocate-v4"): ({**APP, **YES, "region": ("r", True), "shared": (None, False)}, 0, 0),
     ("scale", "count"): ({**APP, **YES, **VM, "region": ("r", True), "process-group": (None, True),
                           "max-per-region": (None, True)}, 1, None),
 }
 ALIASES = {"apps": "apps", "app": "apps", "pg": "postgres", "postgres": "postgres", "mpg": "mpg",
-           "secrets": "secrets", "secret": "secrets", "ls": "list"}
+           "secrets": "secrets", "secret": "secrets", "ls": "list", "ip": "ips"}
 
 
 class Refused(Exception):
@@ -711,12 +720,61 @@ def deploy(state, opts, args, out):
     for var in ("DATABASE_URL", "JWT_PRIVATE_KEY"):
         if var not in secrets and var not in cfg.get("env", {}):
             raise Refused(f"machine never passed its health checks: {var} is not set (the service refuses to start)")
+    env = dict(cfg.get("env", {}))
+    for pair in opts.get("env", []):  # flyctl's --env NAME=VALUE: merged into the config's [env]
+        name, eq, value = pair.partition("=")
+        if not eq or not name:
+            raise Refused(f"failed parsing environment variables: {pair!r} is not NAME=VALUE")
+        env[name] = value
     files = machine_files(cfg, path.parent, secrets)
     wait_for_checks(cfg)
+    # flyctl's first deploy of an app with public services and no address allocates a dedicated IPv6 and a
+    # shared IPv4 (internal/command/deploy: the IPs step), unless --no-public-ips.
+    if not state["apps"][app].get("ips") and one(opts, "no-public-ips") != "true":
+        allocate(state, app, "v6")
+        allocate(state, app, "shared_v4")
     state["apps"][app]["deploys"] += 1
     state["apps"][app]["deployed"] = {"context": str(wd), "config": str(path), "dockerfile": str(dockerfile),
-                                      "contexts": contexts, "files": files}
+                                      "contexts": contexts, "files": files, "env": env}
     out.append(f"Visit your newly deployed app at https://{app}.fly.dev/")
+
+
+def allocate(state: dict, app: str, kind: str, region: str = "global") -> dict:
+    """One address as fly-go's IPAddress (the JSON of `fly ips list --json`: its Go field names)."""
+    ips = state["apps"][app].setdefault("ips", [])
+    n = len(ips) + 1
+    address = {"v6": f"2a09:8280:1::{n:x}:0", "shared_v4": f"66.241.124.{n}", "v4": f"137.66.{n}.1",
+               "private_v6": f"fdaa:0:1::{n:x}"}[kind]
+    ip = {"ID": f"ip_{n}", "Address": address, "Type": kind, "Region": region, "CreatedAt": "2026-01-01T00:00:00Z",
+          "ServiceName": "", "Network": None}
+    ips.append(ip)
+    return ip
+
+
+def ips_list(state, opts, args, out):
+    app = need_app(state, opts)
+    ips = state["apps"][app].get("ips", [])
+    if one(opts, "json") == "true":
+        out.append(json.dumps(ips, indent=2))
+    else:
+        out.append("VERSION\tIP\tTYPE\tREGION")
+        out += [f"{'v4' if 'v4' in i['Type'] else 'v6'}\t{i['Address']}\t{i['Type']}\t{i['Region']}" for i in ips]
+
+
+def ips_allocate_v6(state, opts, args, out):
+    app = need_app(state, opts)
+    ip = allocate(state, app, "private_v6" if one(opts, "private") == "true" else "v6", one(opts, "region", "global"))
+    out.append(f"VERSION\tIP\n v6\t{ip['Address']}")
+
+
+def ips_allocate_v4(state, opts, args, out):
+    app = need_app(state, opts)
+    kinds = {i["Type"] for i in state["apps"][app].get("ips", [])}
+    shared = one(opts, "shared") == "true"
+    if shared and "v4" in kinds:
+        raise Refused("app already has a dedicated IPv4 address: a shared one cannot be allocated")
+    ip = allocate(state, app, "shared_v4" if shared else "v4", one(opts, "region", "global"))
+    out.append(f"VERSION\tIP\n v4\t{ip['Address']}")
 
 
 def scale_count(state, opts, args, out):
@@ -731,9 +789,10 @@ HANDLERS = {
     ("mpg", "status"): mpg_status, ("mpg", "detach"): mpg_detach,
     ("postgres", "create"): postgres_create, ("postgres", "attach"): postgres_attach, ("proxy",): proxy,
     ("secrets", "list"): secrets_list, ("secrets", "set"): secrets_set, ("secrets", "unset"): secrets_unset,
-    ("deploy",): deploy, ("scale", "count"): scale_count,
+    ("deploy",): deploy, ("scale", "count"): scale_count, ("ips", "list"): ips_list,
+    ("ips", "allocate-v6"): ips_allocate_v6, ("ips", "allocate-v4"): ips_allocate_v4,
 }
-READ_ONLY = {("apps", "list"), ("mpg", "list"), ("mpg", "status"), ("secrets", "list"), ("proxy",)}
+READ_ONLY = {("apps", "list"), ("mpg", "list"), ("mpg", "status"), ("secrets", "list"), ("proxy",), ("ips", "list")}
 _record: dict = {}
 
 

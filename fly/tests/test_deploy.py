@@ -41,14 +41,15 @@ sys.path.insert(0, str(ROOT / "wrk"))
 import stackctl  # noqa: E402
 
 # sql/schema.sql's tables: the channel API's and the token service's own (spec/README.md §6).
-SCHEMA_TABLES = ["channel_members", "channels", "login_failures", "messages", "refresh_tokens", "users"]
+SCHEMA_TABLES = ["channel_members", "channels", "login_failures", "messages", "refresh_tokens", "sessions", "users"]
 FIRST_RUN = ["apps list", "apps create", "secrets list",
              "mpg list", "mpg create", "mpg list", "mpg attach", "mpg connect",
              "secrets set",     # JWT_PRIVATE_KEY
              "secrets set",     # JWT_PUBLIC_KEYS_BASE64, the empty bundle
+             "ips list", "ips allocate-v6", "ips allocate-v4", "ips list",  # the app's addresses, for TRUSTED_PROXIES
              "deploy"]
-RERUN = ["apps list", "secrets list", "mpg list", "mpg connect", "deploy"]
-READS = {"apps list", "secrets list", "mpg list"}
+RERUN = ["apps list", "secrets list", "mpg list", "mpg connect", "ips list", "deploy"]
+READS = {"apps list", "secrets list", "mpg list", "ips list"}
 KEY = ("--key-type", "ed25519")  # the cheapest fresh key (the tests run deploy.sh a hundred times)
 
 
@@ -256,12 +257,54 @@ def test_first_run_sequence(fly):
     create = calls["mpg create"]["argv"]
     assert create[create.index("--region") + 1] == "ams"  # the config's primary_region
     # Absolute paths, the repository root as the context: right whatever the caller's working directory.
-    assert calls["deploy"]["argv"] == ["deploy", str(fly.repo), "--config", str(fly.repo / "fly" / "actix.toml")]
+    assert calls["deploy"]["argv"][:4] == ["deploy", str(fly.repo), "--config", str(fly.repo / "fly" / "actix.toml")]
     deployed = fly.state()["apps"]["simple-auth-actix"]["deployed"]
     assert deployed["dockerfile"] == str(fly.repo / "actix" / "Dockerfile")
     assert "https://simple-auth-actix.fly.dev" in res.stdout
     assert "make bench BENCH_ARGS=\"--url actix=https://simple-auth-actix.fly.dev\"" in res.stdout
     assert re.search(r"curl .*https://simple-auth-actix\.fly\.dev/token -d grant_type=password", res.stdout)
+
+
+def trusted(run: Fly, app: str = "simple-auth-actix") -> list[str]:
+    """TRUSTED_PROXIES as the deployed machines have it."""
+    return run.state()["apps"][app]["deployed"]["env"]["TRUSTED_PROXIES"].split(",")
+
+
+def addresses(run: Fly, app: str = "simple-auth-actix") -> list[str]:
+    return [ip["Address"] for ip in run.state()["apps"][app]["ips"]]
+
+
+def test_trusted_proxies_are_the_proxy_range_and_the_apps_addresses(fly):
+    """fly's proxy appends the address the client connected to (one of the app's) as the last X-Forwarded-For
+    entry: the machines trust the config's proxy range and every address of the app, allocated before the first
+    deploy (a dedicated IPv6, a shared IPv4) so that the first deploy has them too."""
+    ok(fly.deploy("actix", *KEY))
+    ips = fly.state()["apps"]["simple-auth-actix"]["ips"]
+    assert sorted(ip["Type"] for ip in ips) == ["shared_v4", "v6"]
+    deploy = [c for c in fly.calls() if c["command"] == "deploy"][-1]["argv"]
+    assert deploy[4:] == ["--env", "TRUSTED_PROXIES=" + ",".join(["172.16.0.0/12", *addresses(fly)])]
+    assert trusted(fly) == ["172.16.0.0/12", *addresses(fly)]
+    # A re-run allocates nothing; an address added meanwhile (a dedicated IPv4) is trusted from the next deploy.
+    ok(fly.fly("ips", "allocate-v6", "--private", "--app", "simple-auth-actix"))
+    n = len(fly.calls())
+    ok(fly.deploy("actix", *KEY))
+    assert fly.commands()[n:] == RERUN
+    assert len(addresses(fly)) == 3 and trusted(fly) == ["172.16.0.0/12", *addresses(fly)]
+
+
+def test_an_app_with_a_dedicated_ipv4_gets_no_shared_one(fly):
+    ok(fly.fly("apps", "create", "simple-auth-actix"))
+    ok(fly.fly("ips", "allocate-v4", "--app", "simple-auth-actix"))
+    ok(fly.deploy("actix", *KEY))
+    assert sorted(ip["Type"] for ip in fly.state()["apps"]["simple-auth-actix"]["ips"]) == ["v4", "v6"]
+    assert trusted(fly) == ["172.16.0.0/12", *addresses(fly)]
+
+
+def test_an_answer_that_is_not_an_address_list_stops_the_run(fly):
+    for mode in ("garbage",):
+        res = fly.deploy("actix", *KEY, env={"FAKEFLY_FAIL": f"ips list:{mode}"})
+        assert res.returncode == 1 and "fly ips list: flyctl answered something that is not its JSON" in res.stderr
+        assert "deploy" not in fly.commands()
 
 
 def test_the_dockerfile_ignore_file_is_required(fly):
@@ -393,7 +436,7 @@ def test_every_call_of_an_unmanaged_rerun_failing(fly, tmp_path):
     n = len(base.calls())
     ok(base.deploy("zio", "--unmanaged", "--db", "sa-pg", *KEY))
     rerun = base.commands()[n:]
-    assert rerun == ["apps list", "secrets list", "deploy"]
+    assert rerun == ["apps list", "secrets list", "ips list", "deploy"]
     before = fly.secrets("simple-auth-zio")
 
     def check(case):
@@ -492,7 +535,7 @@ def test_db_on_an_app_with_a_database_is_refused(deployed, tmp_path):
     assert f"pgbouncer.{new['id']}." in fly.secrets()["DATABASE_URL"]
     assert new["attached_apps"] == ["simple-auth-actix"] and fly.state()["mpg"][old]["attached_apps"] == []
     ok(fly.deploy("actix", *KEY))  # no --db: the cluster the app is attached to
-    assert fly.calls()[-2]["argv"][:3] == ["mpg", "connect", new["id"]]
+    assert fly.calls()[-3]["argv"][:3] == ["mpg", "connect", new["id"]]
 
 
 def test_db_with_a_database_of_your_own(fly):
@@ -515,7 +558,7 @@ def test_a_lost_attachment_record_still_gets_the_schema(deployed, tmp_path):
     assert c["attached_apps"] == [] and "DATABASE_URL" in fly.secrets()
     n = len(fly.calls())
     res = ok(fly.deploy("actix", *KEY))
-    assert fly.commands()[n:] == RERUN and fly.calls()[-2]["argv"][:3] == ["mpg", "connect", c["id"]]
+    assert fly.commands()[n:] == RERUN and fly.calls()[-3]["argv"][:3] == ["mpg", "connect", c["id"]]
     assert "no cluster lists it as attached" in res.stderr
 
 
@@ -529,7 +572,8 @@ def test_waits_for_the_cluster_to_be_ready(fly):
     n = len(fly.calls())
     res = ok(fly.deploy("actix", *KEY, env=slow))
     assert fly.commands()[n:] == ["apps list", "secrets list", "mpg list", "mpg list", "mpg list", "mpg list",
-                                  "mpg attach", "mpg connect", "secrets set", "secrets set", "deploy"]
+                                  "mpg attach", "mpg connect", "secrets set", "secrets set",
+                                  "ips list", "ips allocate-v6", "ips allocate-v4", "ips list", "deploy"]
     assert "waiting until it is ready" in res.stderr
 
 
@@ -749,7 +793,8 @@ def test_schema_only_stream(fly):
     (connect,) = [c for c in fly.calls() if c["command"] == "mpg connect"]
     sql = connect["stdin"]
     assert SCHEMA in sql and "ON_ERROR_STOP on" in sql and "BEGIN;" in sql and "COMMIT;" in sql
-    assert "INSERT" not in sql.upper() and "seed" not in sql
+    # No user: the schema's own INSERT is the upgrade of an older schema's sessions (sql/README.md).
+    assert "INSERT INTO USERS" not in sql.upper() and "seed" not in sql
 
 
 # --------------------------------------------------------------------------------------------- against PostgreSQL
@@ -794,7 +839,7 @@ def test_unmanaged_postgres_path(fly, postgres):
     assert fly.commands() == [
         "apps list", "apps create", "secrets list",
         "postgres create", "postgres attach", "proxy",
-        "secrets set", "secrets set", "deploy",
+        "secrets set", "secrets set", "ips list", "ips allocate-v6", "ips allocate-v4", "ips list", "deploy",
     ]
     attach = next(c for c in fly.calls() if c["command"] == "postgres attach")["argv"]
     assert attach[:3] == ["postgres", "attach", "sa-pg"] and "--database-name" in attach
@@ -806,7 +851,7 @@ def test_unmanaged_postgres_path(fly, postgres):
     assert database_url.split("@")[0] not in res.stdout + res.stderr + json.dumps([c["argv"] for c in fly.calls()])
     n = len(fly.calls())
     ok(fly.deploy("akka", "--unmanaged", "--db", "sa-pg", *KEY, env={"FAKEFLY_PSQL_URL": url}))
-    assert fly.commands()[n:] == ["apps list", "secrets list", "deploy"]
+    assert fly.commands()[n:] == ["apps list", "secrets list", "ips list", "deploy"]
     res = fly.deploy("akka", "--unmanaged", "--db", "another-pg", env={"FAKEFLY_PSQL_URL": url})
     assert res.returncode == 2 and "refused" in res.stderr and "another-pg" not in fly.state()["apps"]
 
