@@ -55,7 +55,7 @@ object App {
     metrics.bindPool(db.poolStatistics)
     val limits = settings.limits
     val users = new JdbcUserRepository(db, limits.loginMaxFailures, limits.loginFailureWindowSeconds)
-    val sessions = new JdbcSessionRepository(db, limits.refreshTtlSeconds)
+    val sessions = new JdbcSessionRepository(db, limits.refreshTtlSeconds, limits.refreshMaxLifetimeSeconds)
     val tokens = new TokenService(
       users,
       sessions,
@@ -69,25 +69,41 @@ object App {
       new PasswordCheckLimit(limits.maxPasswordChecks),
       settings.defaultClientId
     )
-    val routes =
-      new TokenRoutes(tokens, new DatabaseHealth(users), keys, metrics, limits.trustProxyHeaders).routes
+    val routes = new TokenRoutes(tokens, new DatabaseHealth(users), keys, metrics, limits.trustedProxies)
 
     installSignalHandlers(shutdown, keys)
 
-    Http().newServerAt(settings.host, settings.port).withSettings(serverSettings(system)).bind(routes).onComplete {
-      case Success(binding) =>
+    // Two listeners (§3): the public port, and METRICS_PORT serving only GET /metrics. Either failing to bind stops the
+    // start; both are unbound and drained by the coordinated shutdown.
+    def bind(port: Int, route: akka.http.scaladsl.server.Route) =
+      Http().newServerAt(settings.host, port).withSettings(serverSettings(system)).bind(route)
+        .transform(identity, e => new CannotListen(port, e))
+    val public = bind(settings.port, routes.routes)
+    val scrape = bind(settings.metricsPort, routes.metricsRoutes)
+    public.zip(scrape).onComplete {
+      case Success((binding, metricsBinding)) =>
         binding.addToCoordinatedShutdown(hardTerminationDeadline = 10.seconds)
+        metricsBinding.addToCoordinatedShutdown(hardTerminationDeadline = 10.seconds)
         val version = Option(getClass.getPackage.getImplementationVersion).getOrElse("dev")
         val address = binding.localAddress // the real port when PORT=0
         val keySet = keys.current
         log.info(s"$Name $version listening on http://${settings.host}:${address.getPort} " +
-          s"(db pool ${settings.dbPoolSize}, kid ${keySet.kid}, alg=${keySet.algorithm.name}, issuer ${settings.issuer}, " +
-          s"provider ${keySet.signer.provider})")
+          s"(metrics port ${metricsBinding.localAddress.getPort}, db pool ${settings.dbPoolSize}, kid ${keySet.kid}, " +
+          s"alg=${keySet.algorithm.name}, issuer ${settings.issuer}, provider ${keySet.signer.provider})")
       case Failure(e) =>
-        System.err.println(s"$Name: cannot listen on ${settings.host}:${settings.port}: ${e.getMessage}")
+        val (port, cause) = e match {
+          case CannotListen(p, c) => (p, c)
+          case other              => (settings.port, other)
+        }
+        System.err.println(s"$Name: cannot listen on ${settings.host}:$port: ${cause.getMessage}")
+        // The other listener, if bound, is unbound by the shutdown (its binding is not registered: unbind it here).
+        List(public, scrape).foreach(_.foreach(_.unbind()))
         shutdown.run(CoordinatedShutdown.UnknownReason).onComplete(_ => System.exit(1))
     }
   }
+
+  /** A listener that could not be bound, and on which port. */
+  private final case class CannotListen(port: Int, cause: Throwable) extends RuntimeException(cause)
 
   /**
    * akka-http's server settings, with a request parser that accepts every method token

@@ -5,30 +5,33 @@ import scala.concurrent.Future
 
 object JdbcUserRepository {
   /**
-   * The password grant: the user and the username's lock in one round trip (contract §7, the same text in every
-   * stack, `$n` written `?`). Always one row; `id` is NULL for an unknown user, `locked_for` NULL unless the
-   * username is locked. Parameters in the order of the `?`: `$2` LOGIN_MAX_FAILURES,
-   * `$3` LOGIN_FAILURE_WINDOW_SECONDS, `$1` the username, `$3` again.
+   * L. The password grant: reserve one attempt for the username and read the user, in one round trip (contract §7,
+   * the same text in every stack). Always one row; `id` is NULL for an unknown user, `locked_for` NULL unless this
+   * attempt is beyond the limit. `$1` the username, `$2` LOGIN_MAX_FAILURES, `$3` LOGIN_FAILURE_WINDOW_SECONDS.
    */
-  val FindForLoginSql: String =
-    """SELECT u.id, u.username, u.name, u.email, u.password_hash,
-      |       CASE WHEN f.failures >= ?::integer
-      |            THEN ceil(extract(epoch FROM f.window_start + ?::integer * interval '1 second' - now()))::integer
+  val ReserveSql: Statement = new Statement(
+    """WITH attempt AS (
+      |    INSERT INTO login_failures AS f (username, failures, window_start) VALUES (lower($1), 1, now())
+      |    ON CONFLICT (username) DO UPDATE SET
+      |        failures     = CASE WHEN f.window_start > now() - $3::integer * interval '1 second'
+      |                            THEN least(f.failures + 1, $2::integer + 1) ELSE 1 END,
+      |        window_start = CASE WHEN f.window_start > now() - $3::integer * interval '1 second'
+      |                            THEN f.window_start ELSE now() END
+      |    RETURNING failures, window_start
+      |)
+      |SELECT u.id, u.username, u.name, u.email, u.password_hash,
+      |       CASE WHEN a.failures > $2::integer
+      |            THEN greatest(1, ceil(extract(epoch FROM a.window_start + $3::integer * interval '1 second' - now())))::integer
       |       END AS locked_for
-      |FROM (SELECT lower(?) AS login) AS l
-      |LEFT JOIN users u ON u.email = l.login
-      |LEFT JOIN login_failures f ON f.username = l.login AND f.window_start > now() - ?::integer * interval '1 second'""".stripMargin
+      |FROM attempt a LEFT JOIN users u ON u.email = lower($1)""".stripMargin)
 
-  /** The password grant, failure (`invalid_grant`): count it. Parameters: `$1` the username, `$2` the window, twice. */
-  val RecordFailureSql: String =
-    """INSERT INTO login_failures AS f (username, failures, window_start) VALUES (lower(?), 1, now())
-      |ON CONFLICT (username) DO UPDATE SET
-      |    failures     = CASE WHEN f.window_start > now() - ?::integer * interval '1 second' THEN f.failures + 1 ELSE 1 END,
-      |    window_start = CASE WHEN f.window_start > now() - ?::integer * interval '1 second' THEN f.window_start ELSE now() END""".stripMargin
+  /** G. A password grant shed by the overload limit gives its reservation back. `$1` the username. */
+  val ReleaseSql: Statement = new Statement(
+    """UPDATE login_failures SET failures = failures - 1 WHERE username = lower($1) AND failures > 0""")
 }
 
 /**
- * The login's reads and the failure count, through [[JdbcDatabase]] (blocking JDBC on the database dispatcher).
+ * The login's reservation and read, through [[JdbcDatabase]] (blocking JDBC on the database dispatcher).
  *
  * @param maxFailures   `LOGIN_MAX_FAILURES`
  * @param windowSeconds `LOGIN_FAILURE_WINDOW_SECONDS`
@@ -36,14 +39,10 @@ object JdbcUserRepository {
 final class JdbcUserRepository(db: JdbcDatabase, maxFailures: Int, windowSeconds: Int) extends UserRepository {
   import JdbcUserRepository.*
 
-  override def findForLogin(username: String): Future[LoginLookup] =
+  override def reserveLogin(username: String): Future[LoginLookup] =
     db.call { conn =>
-      val st = conn.prepareStatement(FindForLoginSql)
+      val st = ReserveSql.prepare(conn, username, maxFailures, windowSeconds)
       try {
-        st.setInt(1, maxFailures)
-        st.setInt(2, windowSeconds)
-        st.setString(3, username)
-        st.setInt(4, windowSeconds)
         val rs = st.executeQuery()
         try {
           if (!rs.next()) LoginLookup(None, None) // not expected: the statement always answers one row
@@ -57,16 +56,10 @@ final class JdbcUserRepository(db: JdbcDatabase, maxFailures: Int, windowSeconds
       } finally st.close()
     }
 
-  override def recordFailure(username: String): Future[Unit] =
+  override def releaseLogin(username: String): Future[Unit] =
     db.call { conn =>
-      val st = conn.prepareStatement(RecordFailureSql)
-      try {
-        st.setString(1, username)
-        st.setInt(2, windowSeconds)
-        st.setInt(3, windowSeconds)
-        st.executeUpdate()
-        ()
-      } finally st.close()
+      val st = ReleaseSql.prepare(conn, username)
+      try { st.executeUpdate(); () } finally st.close()
     }
 
   override def ping(): Future[Unit] =

@@ -23,9 +23,15 @@ final class PasswordVerifier(metrics: Metrics) {
     metrics.passwordCheck(PasswordScheme.Dummy, Verification.Mismatch) // no password matches the dummy hash
   }
 
+  /**
+   * The decoy after a legacy HMAC mismatch (contract §8): the same argon2id work as the unknown user's dummy, so that a
+   * wrong password costs one argon2id run whatever the stored scheme; not counted (the mismatch was, once).
+   */
+  def decoy(password: String): Unit = equalise(password)
+
   private val equalisations = new java.util.concurrent.atomic.LongAdder
 
-  /** How many times the dummy argon2id work ran (unknown users and unusable hashes); for tests. */
+  /** How many times the dummy argon2id work ran (unknown users, unusable hashes, decoys); for tests. */
   private[simpleauth] def equalisationCount: Long = equalisations.sum()
 
   private def equalise(password: String): Unit = {

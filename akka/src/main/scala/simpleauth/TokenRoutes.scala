@@ -19,16 +19,16 @@ import simpleauth.JsonFormats.given
  * GET /.well-known/openid-configuration (both from the key set in service, see [[KeyRing]]), GET /health (readiness: the
  * database is asked), GET /health/live (liveness: never touches the database), and every error
  * in RFC 6749 JSON — akka-http's own rejections included: any other method on a known path is
- * 405 with its `Allow`, any method on an unknown path 404. GET /metrics serves the Prometheus text
- * of [[Metrics]]. The grants and the revocation themselves are [[TokenService]]'s; [[ClientAddress]] says whose
- * failed logins a password grant counts (§8), from proxy headers only with `trustProxyHeaders`.
+ * 405 with its `Allow`, any method on an unknown path 404 (`/metrics` included: it is served on METRICS_PORT only,
+ * [[metricsRoutes]], §3). The grants and the revocation themselves are [[TokenService]]'s; [[ClientAddress]] says
+ * whose attempts a password grant counts (§8), from `X-Forwarded-For` only when the peer is one of `trustedProxies`.
  */
 final class TokenRoutes(
     tokens: TokenService,
     health: DatabaseHealth,
     keys: KeyRing,
     metrics: Metrics,
-    trustProxyHeaders: Boolean = false,
+    trustedProxies: TrustedProxies = TrustedProxies.None,
     outages: OutageLog = new OutageLog()
 )(using system: ClassicActorSystemProvider) { // the materializer that reads request bodies
   import TokenRoutes.*
@@ -81,13 +81,24 @@ final class TokenRoutes(
             readOnly { // liveness: the process serves requests; so it answers while PostgreSQL is down
               complete(upResponse)
             }
-          },
-          path("metrics") {
-            readOnly {
-              complete(HttpResponse(entity = HttpEntity(PrometheusText, metrics.scrape())))
-            }
           }
         )
+      }
+    }
+
+  /**
+   * The METRICS_PORT listener's routes (§3): `GET /metrics`, the Prometheus text of [[Metrics]] (HEAD its status and
+   * headers); every other method and path 404, so that nothing else is reachable there.
+   */
+  lazy val metricsRoutes: Route =
+    handleExceptions(exceptionHandler) {
+      handleRejections(RejectionHandler.newBuilder()
+          .handleAll[Rejection](_ => completeError(ApiError.notFound))
+          .handleNotFound(completeError(ApiError.notFound))
+          .result()) {
+        (path("metrics") & readOnly) {
+          complete(HttpResponse(entity = HttpEntity(PrometheusText, metrics.scrape())))
+        }
       }
     }
 
@@ -132,7 +143,7 @@ final class TokenRoutes(
       body => TokenRequest.fromForm(body.toArrayUnsafe())
     ) { request =>
       extractRequest { http =>
-        onSuccess(tokens.grant(request, clientAddress(http, trustProxyHeaders))) {
+        onSuccess(tokens.grant(request, clientAddress(http, trustedProxies))) {
           case Right(issued) => complete(StatusCodes.OK, List(ApiError.NoStore, PragmaNoCache), TokenResponse.from(issued))
           case Left(error)   => completeError(error)
         }
@@ -223,18 +234,16 @@ object TokenRoutes {
 
   /**
    * The client address of a request (contract §8, [[ClientAddress]]): the socket's peer (akka-http's
-   * `remote-address-attribute`, switched on in `application.conf`) and, if trusted, the proxy headers' lines. A
-   * header akka-http models (`X-Forwarded-For`) renders its value again: its entries, `unknown` among them.
+   * `remote-address-attribute`, switched on in `application.conf`) and the lines of `X-Forwarded-For`, read only when
+   * the peer is a trusted proxy. A header akka-http models (`X-Forwarded-For`) renders its value again: its entries,
+   * `unknown` among them.
    */
-  def clientAddress(request: HttpRequest, trustProxyHeaders: Boolean): Option[java.net.InetAddress] = {
-    def lines(name: String) = if (trustProxyHeaders) request.headers.filter(_.is(name)).map(_.value) else Nil
+  def clientAddress(request: HttpRequest, trustedProxies: TrustedProxies): Option[java.net.InetAddress] =
     ClientAddress.resolve(
       request.attribute(AttributeKeys.remoteAddress).flatMap(_.toOption),
-      lines("fly-client-ip"),
-      lines("x-forwarded-for"),
-      trustProxyHeaders
+      request.headers.filter(_.is("x-forwarded-for")).map(_.value),
+      trustedProxies
     )
-  }
   private val BodyReadTimeout = 10.seconds
 
   private val JsonType: ContentTypeRange = ContentTypeRange(MediaTypes.`application/json`)

@@ -4,7 +4,8 @@ import java.net.InetAddress
 import java.security.SecureRandom
 import java.util.UUID
 import scala.concurrent.{ExecutionContext, Future}
-import scala.util.Try
+import scala.util.{Failure, Success, Try}
+import scala.util.control.NonFatal
 
 /** What a successful grant answers: the signed pair and the session's new refresh token. */
 final case class IssuedTokens(tokens: TokenPair, refreshToken: String) {
@@ -14,17 +15,17 @@ final case class IssuedTokens(tokens: TokenPair, refreshToken: String) {
 /**
  * The two grants and the revocation (contract §1, §7, §8).
  *
- * The password grant, in the contract's order of checks: the client address's limit (in memory) → the user and
- * the username's lock (one query) → the overload limit (argon2id checks only; a shed check counts as a failure of
- * the address, so that a flood of logins this instance cannot afford to check locks its address) → the password → on
- * a match a
- * new session (its first refresh token stored, the failure count cleared) and the signed pair; on a refusal the
- * failure counted for the username (in the database) and the address (in memory). An unknown user, a wrong
- * password and an unusable stored hash are refused alike, after the same argon2id work, so neither the answer nor
- * its timing tells them apart.
+ * The password grant, in the contract's order (§8): reserve an attempt for the client address (in memory; 429 when
+ * its window is full) → reserve an attempt for the username and read the user (statement L; 429 when beyond the
+ * limit, the address's reservation given back) → the check by the stored hash: argon2id, the unknown user's dummy,
+ * the unusable hash's dummy, or the legacy HMAC compare with, on a mismatch, a decoy argon2id — every argon2id run
+ * under a permit of the overload limit (none free: 503, the username's reservation given back by statement G, the
+ * address's kept) → on a match the session (statement S, bound to the verified hash; the address's reservation given
+ * back) and the signed pair; on a refusal both reservations stay: they are the failure counts. Every wrong login
+ * costs one argon2id run and answers the same bytes, so neither the answer nor its timing tells the kinds apart.
  *
- * The refresh grant: the token's shape → rotation (one statement) → the pair for the user as the database has
- * it now; a token rotation does not accept is refused, and revokes its family when it had been used (reuse).
+ * The refresh grant: the token's shape → rotation (statement R) → the pair for the user as the database has it now;
+ * a token rotation does not accept is refused, and revokes its family when it had been used (reuse, statement U).
  *
  * Answers are `Right(tokens)` or `Left(the error to answer)`; a database outage fails the future with
  * [[DatabaseUnavailable]].
@@ -33,9 +34,9 @@ final case class IssuedTokens(tokens: TokenPair, refreshToken: String) {
  * @param hashingEc       bounded dispatcher for signing (CPU-heavy, so kept off akka's default dispatcher)
  * @param passwordEc      bounded dispatcher for argon2id checks (CPU- and memory-heavy), apart from signing so that a
  *                        login that has passed its check is never queued behind others' argon2id checks
- * @param addresses       the per-client-address limit of failed logins
+ * @param addresses       the per-client-address limit
  * @param passwordChecks  the overload limit of argon2id checks
- * @param defaultClientId the access token's `client_id` when the request names none (`DEFAULT_CLIENT_ID`)
+ * @param defaultClientId the tokens' client when the request names none (`DEFAULT_CLIENT_ID`)
  */
 final class TokenService(
     users: UserRepository,
@@ -62,24 +63,38 @@ final class TokenService(
     }
 
   def login(request: TokenRequest.Password, address: Option[InetAddress]): Future[Either[ApiError, IssuedTokens]] =
-    address.flatMap(addresses.lockedFor) match {
-      case Some(seconds) => refuse(RejectionReason.AddressLocked, ApiError.tooManyFailedLogins(seconds))
-      case None =>
-        users.findForLogin(request.username).flatMap {
-          case LoginLookup(_, Some(seconds)) => refuse(RejectionReason.UsernameLocked, ApiError.tooManyFailedLogins(seconds))
-          case LoginLookup(user, None) =>
+    address.map(a => addresses.reserve(ClientAddress.limitKey(a))).getOrElse(Right(AddressLimiter.Untracked)) match {
+      case Left(seconds) => refuse(RejectionReason.AddressLocked, ApiError.tooManyFailedLogins(seconds))
+      case Right(reservation) =>
+        val attempt = users.reserveLogin(request.username).transformWith {
+          case Failure(e) => Future.failed(e)
+          case Success(LoginLookup(_, Some(seconds))) =>
+            addresses.release(reservation)
+            refuse(RejectionReason.UsernameLocked, ApiError.tooManyFailedLogins(seconds.toLong))
+          case Success(LoginLookup(user, None)) =>
             checkPassword(request.password, user) match {
               case None =>
-                address.foreach(addresses.recordFailure) // not the username's: no write per shed request
-                refuse(RejectionReason.Overload, ApiError.temporarilyUnavailable)
+                // Shed: the username's reservation back (a failure of G changes nothing); the address's stays, so that
+                // a flood of logins this instance cannot afford to check locks its address.
+                users.releaseLogin(request.username).recover { case NonFatal(_) => () }
+                  .flatMap(_ => refuse(RejectionReason.Overload, ApiError.temporarilyUnavailable))
               case Some(checked) =>
                 checked.flatMap {
-                  case Some(matched) => startSession(request, matched)
-                  case None =>
-                    address.foreach(addresses.recordFailure)
-                    users.recordFailure(request.username).map(_ => Left(ApiError.invalidGrant))
+                  case Some(matched) =>
+                    startSession(request, matched).map { answer =>
+                      if (answer.isRight) addresses.release(reservation) // a success is not a failure
+                      answer
+                    }
+                  case None => Future.successful(Left(ApiError.invalidGrant))
                 }
             }
+        }
+        // A database outage is not a failure of the address.
+        attempt.transform {
+          case failed @ Failure(_: DatabaseUnavailable) =>
+            addresses.release(reservation)
+            failed
+          case other => other
         }
     }
 
@@ -94,10 +109,8 @@ final class TokenService(
             if (revoked > 0) metrics.rejection(RejectionReason.RefreshReuse)
             Left(ApiError.invalidRefreshToken)
           }
-        case Some(rotation) if PasswordHashes.isUnusable(rotation.user.passwordHash) =>
-          // A disabled (or broken) user cannot refresh: the statement above marked the token used, so this ends the family.
-          sessions.revokeUsed(presented).map(_ => Left(ApiError.invalidRefreshToken))
         case Some(rotation) =>
+          // A disabled user's refresh gives no row: disabling changes the stored hash the session is bound to (§6).
           sign(rotation.user, rotation.clientId, rotation.familyId, next)
       }
     }
@@ -113,36 +126,49 @@ final class TokenService(
   }
 
   /**
-   * The password check: the matched user, or None for a refusal. An argon2id check (a stored argon2id hash, the
-   * unknown-user dummy, the unusable-hash dummy) runs on the password dispatcher and needs a permit of the
-   * overload limit, held until it has run; None, before anything is computed, when there is none. A legacy HMAC
-   * check (microseconds, cheaper than a signature) runs at once on the thread that finished the lookup.
+   * The password check: the matched user, or None for a refusal. Every argon2id run — a stored argon2id hash, the
+   * unknown user's dummy, the unusable hash's dummy, the decoy after a legacy mismatch — runs on the password
+   * dispatcher and needs a permit of the overload limit, held until it has run; None, before anything is computed,
+   * when there is none. The legacy HMAC compare itself (microseconds) runs at once on the thread that finished the
+   * lookup, and a legacy match needs no permit.
    */
-  private def checkPassword(password: String, user: Option[User]): Option[Future[Option[User]]] = {
-    def check(): Option[User] = user match {
-      case None =>
-        passwords.verifyUnknownUser(password)
-        None
-      case Some(u) =>
-        passwords.verify(password, u.passwordHash) match {
-          case Verification.Match    => Some(u)
-          case Verification.Mismatch => None
-          case Verification.Unusable(reason) =>
-            unusableHashes.report(u, reason)
+  private def checkPassword(password: String, user: Option[User]): Option[Future[Option[User]]] = user match {
+    case Some(u) if !PasswordHashes.runsArgon2id(u.passwordHash) =>
+      Try(passwords.verify(password, u.passwordHash)) match {
+        case Failure(e)                   => Some(Future.failed(e))
+        case Success(Verification.Match)  => Some(Future.successful(Some(u)))
+        case Success(_)                   => passwordChecks.submit { passwords.decoy(password); None }(using passwordEc)
+      }
+    case _ =>
+      passwordChecks.submit {
+        user match {
+          case None =>
+            passwords.verifyUnknownUser(password)
             None
+          case Some(u) =>
+            passwords.verify(password, u.passwordHash) match {
+              case Verification.Match    => Some(u)
+              case Verification.Mismatch => None
+              case Verification.Unusable(reason) =>
+                unusableHashes.report(u, reason)
+                None
+            }
         }
-    }
-    if (user.exists(u => !PasswordHashes.runsArgon2id(u.passwordHash))) Some(Future.fromTry(Try(check())))
-    else passwordChecks.submit(check())(using passwordEc)
+      }(using passwordEc)
   }
 
-  /** A new family with its first refresh token (the username's failure count cleared), then the signed pair. */
+  /**
+   * A new session bound to the hash the check verified, with its first refresh token (the username's count cleared),
+   * then the signed pair; `invalid_grant`, as a wrong password, when the user's hash changed since it was read.
+   */
   private def startSession(request: TokenRequest.Password, user: User): Future[Either[ApiError, IssuedTokens]] = {
     val family = UUID.randomUUID()
     val refreshToken = RefreshToken.generate(random)
     val clientId = request.clientId.getOrElse(defaultClientId)
-    sessions.start(request.username, RefreshToken.hash(refreshToken), family, user.id, clientId)
-      .flatMap(_ => sign(user, clientId, family, refreshToken))
+    sessions.start(request.username, RefreshToken.hash(refreshToken), family, user.id, clientId, user.passwordHash).flatMap {
+      case true  => sign(user, clientId, family, refreshToken)
+      case false => Future.successful(Left(ApiError.invalidGrant))
+    }
   }
 
   private def sign(user: User, clientId: String, sid: UUID, refreshToken: String): Future[Either[ApiError, IssuedTokens]] =

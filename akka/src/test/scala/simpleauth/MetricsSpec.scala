@@ -24,12 +24,14 @@ class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
 
   private val metrics = TestKeys.metrics()
   metrics.bindPool(Pool)
-  private val routes = TestRoutes(Users, metrics)
+  private val both = TestRoutes.of(Users, metrics)
+  private val routes = both.routes
+  private val scrapeRoutes = both.metricsRoutes // the METRICS_PORT listener's
 
   /** Sample name with labels (as written) -> value, from the text format. */
   private def samples(): Map[String, Double] = {
     var text = ""
-    Get("/metrics") ~> routes ~> check {
+    Get("/metrics") ~> scrapeRoutes ~> check {
       status shouldBe StatusCodes.OK
       contentType.value.toLowerCase shouldBe "text/plain; version=0.0.4; charset=utf-8"
       text = responseAs[String]
@@ -128,15 +130,26 @@ class MetricsSpec extends AnyWordSpec with Matchers with ScalatestRouteTest {
       }
     }
 
-    "answer HEAD, and 405 with Allow: GET, HEAD to other methods; nothing counted as a token request" in {
+    "answer HEAD on the metrics port, and 404 to everything else there; nothing counted as a token request" in {
       val before = samples()
-      Head("/metrics") ~> routes ~> check { status shouldBe StatusCodes.OK }
-      Post("/metrics") ~> routes ~> check {
-        status shouldBe StatusCodes.MethodNotAllowed
-        header[Allow].map(_.value) shouldBe Some("GET, HEAD")
-      }
-      Get("/token") ~> routes ~> check { status shouldBe StatusCodes.MethodNotAllowed }
+      Head("/metrics") ~> scrapeRoutes ~> check { status shouldBe StatusCodes.OK }
+      val login = HttpEntity(ContentTypes.`application/json`, """{"username":"john@example.com","password":"TopSecret0!"}""")
+      for (request <- List(Post("/metrics"), Options("/metrics"), Get("/token"), Post("/token", login), Get("/health"),
+             Get("/metrics/"), Get("/")))
+        request ~> scrapeRoutes ~> check {
+          withClue(request)(status shouldBe StatusCodes.NotFound)
+          responseAs[String] shouldBe """{"error":"not_found"}"""
+        }
       moved(before, samples()) shouldBe empty
+    }
+
+    "not be served on the public port: 404 for every method, as an unknown path" in {
+      for (request <- List(Get("/metrics"), Head("/metrics"), Post("/metrics"), Options("/metrics")))
+        request ~> routes ~> check {
+          withClue(request)(status shouldBe StatusCodes.NotFound)
+          header[Allow] shouldBe None
+          if (request.method != HttpMethods.HEAD) responseAs[String] shouldBe """{"error":"not_found"}"""
+        }
     }
   }
 }

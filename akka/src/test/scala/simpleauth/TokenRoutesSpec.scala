@@ -419,13 +419,25 @@ class TokenRoutesSpec extends AnyWordSpec with Matchers with ScalatestRouteTest 
         from("192.0.2.1") ~> limited ~> check { status shouldBe StatusCodes.OK }
     }
 
-    "take the address from Fly-Client-IP only when proxy headers are trusted" in {
+    "take the address from X-Forwarded-For only when the peer is a trusted proxy, never from Fly-Client-IP" in {
       val addresses = new AddressLimiter(1, 300)
-      val trusting = TestRoutes(repo, TestKeys.metrics(), addresses = addresses, trustProxyHeaders = true)
-      Post("/token", json("""{"username":"ghost@example.com","password":"x"}""")) ~> from("10.0.0.1") ~>
-        addHeader(RawHeader("Fly-Client-IP", "203.0.113.5")) ~> trusting ~> check { status shouldBe StatusCodes.BadRequest }
-      addresses.lockedFor(InetAddress.getByName("203.0.113.5")) shouldBe defined
-      addresses.lockedFor(InetAddress.getByName("10.0.0.1")) shouldBe None
+      val trusting = TestRoutes(repo, TestKeys.metrics(), addresses = addresses,
+        trustedProxies = TrustedProxies.parse("10.0.0.0/8").fold(fail(_), identity))
+      def ghost(peer: String, headers: (String, String)*) =
+        (Post("/token", json("""{"username":"ghost@example.com","password":"x"}""")) ~> from(peer))
+          .withHeaders(headers.map((name, value) => RawHeader(name, value))) ~> trusting ~> check { status shouldBe StatusCodes.BadRequest }
+      ghost("10.0.0.1", "Fly-Client-IP" -> "203.0.113.9", "X-Forwarded-For" -> "203.0.113.5, 10.1.1.1")
+      addresses.count("203.0.113.5") shouldBe 1
+      addresses.count("203.0.113.9") shouldBe 0
+      addresses.count("10.0.0.1") shouldBe 0
+      ghost("192.0.2.50", "X-Forwarded-For" -> "203.0.113.6") // an untrusted peer: its headers are not read
+      addresses.count("192.0.2.50") shouldBe 1
+      addresses.count("203.0.113.6") shouldBe 0
+      ghost("10.0.0.1", "X-Forwarded-For" -> "2001:db8:1:2::1") // an IPv6 client counts for its /64
+      Post("/token", json("""{"username":"john@example.com","password":"TopSecret0!"}""")) ~> from("10.0.0.1") ~>
+        addHeader(RawHeader("X-Forwarded-For", "2001:db8:1:2:ffff::7")) ~> trusting ~> check {
+          status shouldBe StatusCodes.TooManyRequests
+        }
     }
 
     "answer 429 for a locked username" in {

@@ -23,9 +23,12 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       maxFailures: Int = 1000000,
       ipMaxFailures: Int = 1000000,
       permits: Int = 1000,
-      defaultClientId: String = "default-client"
+      defaultClientId: String = "default-client",
+      maxLifetimeSeconds: Int = 7776000,
+      storeOf: Int => InMemoryStore = null
   ) {
-    val store = new InMemoryStore(List(john, jane, broken), maxFailures = maxFailures)
+    val store: InMemoryStore = Option(storeOf).map(_(maxFailures))
+      .getOrElse(new InMemoryStore(List(john, jane, broken), maxFailures = maxFailures, maxLifetimeSeconds = maxLifetimeSeconds))
     val metrics: Metrics = TestKeys.metrics()
     val passwords = new PasswordVerifier(metrics)
     val unusable = new UnusableHashLog(log = new LogCapture("token-service").logger)
@@ -42,6 +45,7 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
     def issued(result: Either[ApiError, IssuedTokens]): IssuedTokens = result.fold(e => fail(s"refused: $e"), identity)
     def rejections(reason: String): Double = metrics.registry.get("simpleauth.rejections").tag("reason", reason).counter().count()
     def passwordChecks: Double = metrics.registry.get("simpleauth.password.checks").counters().asScala.map(_.count).sum
+    def addressCount: Int = addresses.count(ClientAddress.limitKey(address))
   }
 
   private def claims(token: String) = SignedJWT.parse(token).getJWTClaimsSet
@@ -60,6 +64,16 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       claims(tokens.tokens.idToken).getStringClaim("sid") shouldBe row.familyId.toString
       claims(tokens.tokens.idToken).getSubject shouldBe john.id.toString
       claims(tokens.tokens.accessToken).getStringClaim("client_id") shouldBe "default-client"
+      claims(tokens.tokens.idToken).getAudience.asScala shouldBe List("default-client") // the ID token's audience: the client
+      claims(tokens.tokens.accessToken).getAudience.asScala shouldBe List("channel-api") // the access token's: the resource
+      row.expiresAt shouldBe row.sessionExpiresAt.minusSeconds(7776000 - 86400) // the TTL, within the session's lifetime
+    }
+
+    "address the ID token to the request's client_id" in {
+      val f = new Fixture()
+      val tokens = f.issued(f.login("john@example.com", "TopSecret0!", Some("cli")))
+      claims(tokens.tokens.idToken).getAudience.asScala shouldBe List("cli")
+      claims(tokens.tokens.accessToken).getAudience.asScala shouldBe List("channel-api")
     }
 
     "start a new session on every login, with the request's client_id" in {
@@ -72,17 +86,43 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       f.store.row(one.refreshToken).map(_.familyId) should not be f.store.row(two.refreshToken).map(_.familyId)
     }
 
-    "refuse a wrong password, an unknown user and an unusable hash alike, each after argon2id-sized work, counting each" in {
+    "refuse a wrong password (legacy or argon2id), an unknown user and an unusable hash alike, each after one argon2id run" in {
       val f = new Fixture()
+      f.login("jane@example.com", "wrong") shouldBe Left(ApiError.invalidGrant)
+      f.passwords.equalisationCount shouldBe 0 // a real argon2id check, no dummy work on top
       f.login("john@example.com", "wrong") shouldBe Left(ApiError.invalidGrant)
-      f.passwords.equalisationCount shouldBe 0 // a real check, no dummy work on top
+      f.passwords.equalisationCount shouldBe 1 // the legacy mismatch's decoy
       f.login("Nobody@example.com", "TopSecret0!") shouldBe Left(ApiError.invalidGrant)
-      f.passwords.equalisationCount shouldBe 1
-      f.login("broken@example.com", "TopSecret0!") shouldBe Left(ApiError.invalidGrant)
       f.passwords.equalisationCount shouldBe 2
+      f.login("broken@example.com", "TopSecret0!") shouldBe Left(ApiError.invalidGrant)
+      f.passwords.equalisationCount shouldBe 3
+      f.passwordChecks shouldBe 4 // each counted once: the decoy is not counted separately
       f.store.failureCount("john@example.com") shouldBe Some(1)
       f.store.failureCount("nobody@example.com") shouldBe Some(1) // unknown usernames count too
       f.store.failureCount("broken@example.com") shouldBe Some(1)
+      f.addressCount shouldBe 4 // each failure stays reserved for the address
+      f.issued(f.login("john@example.com", "TopSecret0!"))
+      f.passwords.equalisationCount shouldBe 3 // a legacy match runs no argon2id
+    }
+
+    "give the address's reservation back on success, keep it on a failure" in {
+      val f = new Fixture()
+      f.issued(f.login("john@example.com", "TopSecret0!"))
+      f.addressCount shouldBe 0
+      f.login("john@example.com", "wrong")
+      f.addressCount shouldBe 1
+    }
+
+    "refuse, as a wrong password, a login whose user's hash changed after it was read; both reservations stay" in {
+      val changed = john.copy(passwordHash = "$hmac-sha256$AAAAAAAAAAAAAAAAAAAAAA==$X864zD50ii23b75iB8UBUrbf0HTIHGRkHuR+ioTD9WE=")
+      val f = new Fixture(storeOf = max => new InMemoryStore(List(john), maxFailures = max) {
+        override def reserveLogin(username: String): Future[LoginLookup] =
+          super.reserveLogin(username).map { lookup => putUser(changed); lookup }(using ExecutionContext.parasitic)
+      })
+      f.login("john@example.com", "TopSecret0!") shouldBe Left(ApiError.invalidGrant)
+      f.store.rows shouldBe Nil // no session
+      f.store.failureCount("john@example.com") shouldBe Some(1)
+      f.addressCount shouldBe 1
     }
 
     "clear the username's failure count on success, but not the address's" in {
@@ -115,7 +155,8 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       }
       f.passwordChecks shouldBe checks
       f.rejections("username_locked") shouldBe 1
-      f.store.failureCount("jane@example.com") shouldBe Some(2) // a refused request is not itself a failure
+      f.store.failureCount("jane@example.com") shouldBe Some(3) // the attempt beyond the limit was reserved, and stays
+      f.addressCount shouldBe 2 // the address's reservation of the locked attempt given back
       f.issued(f.login("john@example.com", "TopSecret0!")) // another username is not locked
     }
 
@@ -146,9 +187,12 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
         withClue(username)(f.login(username, "whatever") shouldBe Left(ApiError.temporarilyUnavailable))
       f.rejections("overload") shouldBe 3
       f.passwordChecks shouldBe 0
-      f.store.failureCount("jane@example.com") shouldBe None // shed, not failed
-      f.issued(f.login("john@example.com", "TopSecret0!"))
-      f.login("john@example.com", "wrong") shouldBe Left(ApiError.invalidGrant)
+      f.store.failureCount("jane@example.com") shouldBe Some(0) // shed: the reservation given back (G)
+      f.store.releases.toSet shouldBe Set("jane@example.com", "ghost@example.com", "broken@example.com")
+      f.issued(f.login("john@example.com", "TopSecret0!")) // a legacy match needs no permit
+      f.login("john@example.com", "wrong") shouldBe Left(ApiError.temporarilyUnavailable) // its decoy does
+      f.store.failureCount("john@example.com") shouldBe Some(0)
+      f.rejections("overload") shouldBe 4
     }
 
     "count a shed check as a failure of its address, not of its username" in {
@@ -158,7 +202,7 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       val calls = f.store.calls
       f.login("john@example.com", "TopSecret0!") shouldBe Left(ApiError.tooManyFailedLogins(300))
       f.store.calls shouldBe calls // locked before the database is asked
-      f.store.failureCount("jane@example.com") shouldBe None
+      f.store.failureCount("jane@example.com") shouldBe Some(0)
       f.issued(f.login("john@example.com", "TopSecret0!", from = Some(InetAddress.getByName("192.0.2.8"))))
       f.login("ghost@example.com", "x", from = None) shouldBe Left(ApiError.temporarilyUnavailable) // nothing to lock
       f.rejections("overload") shouldBe 3
@@ -172,14 +216,16 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       f.checks.available shouldBe 1
     }
 
-    "fail with DatabaseUnavailable when the lookup, the failure count or the session cannot be written" in {
+    "fail with DatabaseUnavailable when the reservation or the session cannot be written, the address's reservation given back" in {
       val f = new Fixture()
       f.store.down = true
       a[DatabaseUnavailable] should be thrownBy f.login("john@example.com", "TopSecret0!")
+      f.addressCount shouldBe 0
       f.store.down = false
       f.store.writesDown = true
       a[DatabaseUnavailable] should be thrownBy f.login("john@example.com", "TopSecret0!")
-      a[DatabaseUnavailable] should be thrownBy f.login("john@example.com", "wrong")
+      f.addressCount shouldBe 0
+      f.login("john@example.com", "wrong") shouldBe Left(ApiError.invalidGrant) // a failure writes nothing more
     }
   }
 
@@ -195,6 +241,7 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       claims(second.tokens.accessToken).getStringClaim("sid") shouldBe sid
       claims(second.tokens.accessToken).getStringClaim("client_id") shouldBe "cli"
       claims(second.tokens.idToken).getStringClaim("name") shouldBe "John Q. Doe"
+      claims(second.tokens.idToken).getAudience.asScala shouldBe List("cli") // the family's client
       f.issued(f.refresh(second.refreshToken, Some("cli"))) // the successor works, with its client named too
     }
 
@@ -223,13 +270,30 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
       f.refresh(tokens.refreshToken) shouldBe Left(ApiError.invalidRefreshToken)
     }
 
-    "refuse a disabled user's refresh and revoke the family" in {
-      val f = new Fixture()
-      val tokens = f.issued(f.login("john@example.com", "TopSecret0!"))
-      f.store.putUser(john.copy(passwordHash = "$disabled$" + john.passwordHash))
-      f.refresh(tokens.refreshToken) shouldBe Left(ApiError.invalidRefreshToken)
-      f.store.tokens.values.filter(_.userId == john.id).forall(_.revokedAt.isDefined) shouldBe true
-      f.rejections("refresh_reuse") shouldBe 0
+    "refuse the refresh of every session of a user whose stored hash changed (disabled, reset)" in {
+      for (changed <- List("$disabled$" + john.passwordHash, jane.passwordHash)) withClue(changed) {
+        val f = new Fixture()
+        val one = f.issued(f.login("john@example.com", "TopSecret0!"))
+        val two = f.issued(f.login("john@example.com", "TopSecret0!", Some("cli")))
+        f.store.putUser(john.copy(passwordHash = changed))
+        f.refresh(one.refreshToken) shouldBe Left(ApiError.invalidRefreshToken)
+        f.refresh(two.refreshToken) shouldBe Left(ApiError.invalidRefreshToken)
+        f.store.rows.forall(_.usedAt.isEmpty) shouldBe true // nothing rotated
+        f.rejections("refresh_reuse") shouldBe 0
+      }
+    }
+
+    "end a session at its maximum lifetime, rotation never extending it" in {
+      val f = new Fixture(maxLifetimeSeconds = 1000)
+      val start = Instant.now()
+      f.store.clock = () => start
+      val first = f.issued(f.login("john@example.com", "TopSecret0!"))
+      f.store.row(first.refreshToken).map(_.expiresAt) shouldBe Some(start.plusSeconds(1000)) // not the 86400 s TTL
+      f.store.clock = () => start.plusSeconds(900)
+      val second = f.issued(f.refresh(first.refreshToken))
+      f.store.row(second.refreshToken).map(_.expiresAt) shouldBe Some(start.plusSeconds(1000))
+      f.store.clock = () => start.plusSeconds(1000)
+      f.refresh(second.refreshToken) shouldBe Left(ApiError.invalidRefreshToken)
     }
 
     "fail with DatabaseUnavailable when the database is down" in {

@@ -44,24 +44,31 @@ final case class Settings(
     logLevel: String,
     limits: LimitSettings = LimitSettings(),
     dbMaxLifetimeSeconds: Long = Settings.DefaultMaxLifetimeSeconds,
-    dbIdleTimeoutSeconds: Long = Settings.DefaultIdleTimeoutSeconds
+    dbIdleTimeoutSeconds: Long = Settings.DefaultIdleTimeoutSeconds,
+    metricsPort: Int = Settings.DefaultMetricsPort
 )
 
 /**
  * The settings of sessions and limits (contract §5, §7, §8).
  *
- * @param maxPasswordChecks argon2id checks admitted at once, running or waiting for a core (`MAX_PASSWORD_CHECKS`)
+ * @param trustedProxies            the proxies whose `X-Forwarded-For` is believed (`TRUSTED_PROXIES`, [[ClientAddress]])
+ * @param maxPasswordChecks         argon2id checks admitted at once, running or waiting for a core (`MAX_PASSWORD_CHECKS`)
+ * @param refreshMaxLifetimeSeconds a session ends this long after its password grant; rotation never extends it
+ *                                  (`REFRESH_MAX_LIFETIME_SECONDS`, not less than `REFRESH_TTL_SECONDS`)
  */
 final case class LimitSettings(
     refreshTtlSeconds: Int = 2592000,
     loginMaxFailures: Int = 10,
     loginFailureWindowSeconds: Int = 300,
     loginIpMaxFailures: Int = 100,
-    trustProxyHeaders: Boolean = false,
-    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks()
+    trustedProxies: TrustedProxies = TrustedProxies.None,
+    maxPasswordChecks: Int = LimitSettings.defaultMaxPasswordChecks(),
+    refreshMaxLifetimeSeconds: Int = LimitSettings.DefaultRefreshMaxLifetimeSeconds
 )
 
 object LimitSettings {
+  val DefaultRefreshMaxLifetimeSeconds = 7776000 // 90 days
+
   /**
    * 4 × the argon2id checks this process runs at once (spec/README.md §8): one per core, fewer where the heap bounds
    * them (`Argon2Memory.checksAtOnce`: one on the 96 MiB heap), so that the wait behind the admitted checks stays at
@@ -78,6 +85,8 @@ object Settings {
 
   val DefaultMaxLifetimeSeconds = 600L
   val DefaultIdleTimeoutSeconds = 300L
+  /** Where `GET /metrics` is served (contract §5): fly's `[metrics]` scrapes it over the private network. */
+  val DefaultMetricsPort = 9091
   // HikariCP's own minimums (maxLifetime 30 s, idleTimeout 10 s): below them it would quietly use its defaults.
   val MinMaxLifetimeSeconds = 30L
   val MinIdleTimeoutSeconds = 10L
@@ -96,12 +105,13 @@ object Settings {
       raw.toLongOption.filter(v => v >= min && v <= max)
         .toRight(SettingsError(s"$name must be an integer between $min and $max, got '$raw'"))
     }
-    // The six settings of §7 and §8: positive integers bound into SQL as `integer`, and a boolean.
+    // The settings of §7 and §8: positive integers bound into SQL as `integer`.
     def positive(name: String, default: Int): Either[SettingsError, Int] = long(name, default, 1, Int.MaxValue).map(_.toInt)
-    val trust = str("TRUST_PROXY_HEADERS", "false")
     val level = str("LOG_LEVEL", "info").toLowerCase
     for {
       port    <- long("PORT", 8080, 0, 65535)
+      metrics <- long("METRICS_PORT", DefaultMetricsPort, 1, 65535)
+      _       <- Either.cond(metrics != port, (), SettingsError(s"METRICS_PORT must differ from PORT, got $metrics for both"))
       pool    <- long("DB_POOL_SIZE", 10, 1, 1000)
       acquire <- long("DB_ACQUIRE_TIMEOUT_MS", 1000, 1, 600000)
       ttl     <- long("TOKEN_TTL_SECONDS", 600, 1, 31536000)
@@ -119,8 +129,13 @@ object Settings {
       maxFail <- positive("LOGIN_MAX_FAILURES", 10)
       window  <- positive("LOGIN_FAILURE_WINDOW_SECONDS", 300)
       ipFail  <- positive("LOGIN_IP_MAX_FAILURES", 100)
-      proxies <- Either.cond(trust == "true" || trust == "false", trust == "true",
-                   SettingsError(s"TRUST_PROXY_HEADERS must be true or false, got '$trust'"))
+      maxLife <- positive("REFRESH_MAX_LIFETIME_SECONDS", LimitSettings.DefaultRefreshMaxLifetimeSeconds)
+      _       <- Either.cond(maxLife >= refresh, (), SettingsError(
+                   s"REFRESH_MAX_LIFETIME_SECONDS must not be less than REFRESH_TTL_SECONDS, got $maxLife and $refresh"))
+      // An old configuration must not silently change meaning: TRUST_PROXY_HEADERS=true believed any peer's headers.
+      _       <- Either.cond(str("TRUST_PROXY_HEADERS", "").isEmpty, (), SettingsError(
+                   "TRUST_PROXY_HEADERS was replaced by TRUSTED_PROXIES (the proxies' addresses or CIDRs, comma-separated); unset it"))
+      proxies <- TrustedProxies.parse(env.getOrElse("TRUSTED_PROXIES", "")).left.map(why => SettingsError(s"TRUSTED_PROXIES $why"))
       checks  <- positive("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks(checksAtOnce))
     } yield Settings(
       host = str("HOST", "0.0.0.0"),
@@ -135,9 +150,10 @@ object Settings {
       tokenTtlSeconds = ttl,
       defaultClientId = client,
       logLevel = level,
-      limits = LimitSettings(refresh, maxFail, window, ipFail, proxies, checks),
+      limits = LimitSettings(refresh, maxFail, window, ipFail, proxies, checks, maxLife),
       dbMaxLifetimeSeconds = life,
-      dbIdleTimeoutSeconds = idle
+      dbIdleTimeoutSeconds = idle,
+      metricsPort = metrics.toInt
     )
   }
 

@@ -36,8 +36,9 @@ final class TokenSigner(
   private val accessHeader = new JWSHeader.Builder(key.algorithm.jws).`type`(TokenSigner.AccessTokenType).keyID(kid).build()
 
   /**
-   * A token pair for `user` in the session `sid` (the refresh-token family, contract §2 and §7); the access
-   * token's `client_id` is `clientId` (RFC 9068 §2.2).
+   * A token pair for `user` in the session `sid` (the refresh-token family, contract §2 and §7). The access token's
+   * `aud` is the resource (`audience`, JWT_AUDIENCE) and its `client_id` is `clientId` (RFC 9068 §2.2); the ID token's
+   * `aud` is the client, `clientId` (OIDC Core §2).
    */
   def issue(user: User, clientId: String, sid: UUID): TokenPair = issueAt(user, clientId, sid, clock())
 
@@ -49,16 +50,16 @@ final class TokenSigner(
     val exp = new Date((now + ttlSeconds) * 1000)
     def common = new JWTClaimsSet.Builder()
       .issuer(issuer)
-      .audience(audience)
       .subject(user.id.toString)
       .issueTime(iat)
       .expirationTime(exp)
       .claim("sid", sid.toString)
       .jwtID(UUID.randomUUID().toString)
-    val access = sign(accessHeader, common.claim("client_id", clientId).build())
+    val access = sign(accessHeader, common.audience(audience).claim("client_id", clientId).build())
     val id = sign(
       idHeader,
       common
+        .audience(clientId)
         .claim("name", user.name)
         .claim("preferred_username", user.username)
         .claim("email", user.email)

@@ -26,9 +26,11 @@ class SettingsSpec extends AnyWordSpec with Matchers {
         loginMaxFailures = 10,
         loginFailureWindowSeconds = 300,
         loginIpMaxFailures = 100,
-        trustProxyHeaders = false,
-        maxPasswordChecks = 4 * Argon2Memory.checksAtOnce
+        trustedProxies = TrustedProxies.None,
+        maxPasswordChecks = 4 * Argon2Memory.checksAtOnce,
+        refreshMaxLifetimeSeconds = 7776000
       )
+      s.metricsPort shouldBe 9091
     }
 
     "default MAX_PASSWORD_CHECKS to 4 × the argon2id checks run at once, not 4 × the cores" in {
@@ -42,22 +44,62 @@ class SettingsSpec extends AnyWordSpec with Matchers {
 
     "read the settings of sessions and limits" in {
       val s = Settings.fromEnv(env("REFRESH_TTL_SECONDS" -> "86400", "LOGIN_MAX_FAILURES" -> "3",
-        "LOGIN_FAILURE_WINDOW_SECONDS" -> "60", "LOGIN_IP_MAX_FAILURES" -> "7", "TRUST_PROXY_HEADERS" -> "true",
-        "MAX_PASSWORD_CHECKS" -> "1")).fold(e => fail(e.message), identity)
-      s.limits shouldBe LimitSettings(86400, 3, 60, 7, trustProxyHeaders = true, maxPasswordChecks = 1)
-      Settings.fromEnv(env("TRUST_PROXY_HEADERS" -> "false")).map(_.limits.trustProxyHeaders) shouldBe Right(false)
+        "LOGIN_FAILURE_WINDOW_SECONDS" -> "60", "LOGIN_IP_MAX_FAILURES" -> "7",
+        "TRUSTED_PROXIES" -> " 172.16.0.0/12 , fdaa::/16,10.0.0.7", "MAX_PASSWORD_CHECKS" -> "1",
+        "REFRESH_MAX_LIFETIME_SECONDS" -> "86400")).fold(e => fail(e.message), identity)
+      s.limits shouldBe LimitSettings(86400, 3, 60, 7, TrustedProxies.parse("172.16.0.0/12,fdaa::/16,10.0.0.7").fold(fail(_), identity),
+        maxPasswordChecks = 1, refreshMaxLifetimeSeconds = 86400)
+      s.limits.trustedProxies.toString shouldBe "172.16.0.0/12,fdaa:0:0:0:0:0:0:0/16,10.0.0.7/32"
       Settings.fromEnv(env("MAX_PASSWORD_CHECKS" -> "2147483647")).map(_.limits.maxPasswordChecks) shouldBe Right(Int.MaxValue)
     }
 
-    "refuse a limit that is not a positive integer, and TRUST_PROXY_HEADERS other than true or false, naming it" in {
+    "refuse a limit that is not a positive integer, naming it" in {
       for (name <- List("REFRESH_TTL_SECONDS", "LOGIN_MAX_FAILURES", "LOGIN_FAILURE_WINDOW_SECONDS", "LOGIN_IP_MAX_FAILURES",
-             "MAX_PASSWORD_CHECKS");
+             "MAX_PASSWORD_CHECKS", "REFRESH_MAX_LIFETIME_SECONDS");
            bad <- List("0", "-1", "ten", "1.5", "2147483648", "1e3"))
         withClue(s"$name=$bad")(Settings.fromEnv(env(name -> bad)).left.map(_.message).swap.getOrElse(fail()) shouldBe
           s"$name must be an integer between 1 and 2147483647, got '$bad'")
-      for (bad <- List("yes", "1", "TRUE", "on", "truee"))
-        withClue(bad)(Settings.fromEnv(env("TRUST_PROXY_HEADERS" -> bad)).left.map(_.message) shouldBe
-          Left(s"TRUST_PROXY_HEADERS must be true or false, got '$bad'"))
+    }
+
+    "refuse TRUST_PROXY_HEADERS set to anything, saying TRUSTED_PROXIES replaced it; empty is unset" in {
+      for (old <- List("true", "false", "yes", "0"))
+        withClue(old)(Settings.fromEnv(env("TRUST_PROXY_HEADERS" -> old)).left.map(_.message).swap.getOrElse(fail()) should
+          (startWith("TRUST_PROXY_HEADERS was replaced by TRUSTED_PROXIES")))
+      Settings.fromEnv(env("TRUST_PROXY_HEADERS" -> "")).isRight shouldBe true
+    }
+
+    "refuse a TRUSTED_PROXIES entry that is empty, not an address, out of range or with host bits set, naming it" in {
+      for (bad <- List("a,,b", "10.0.0.0/8,", ",10.0.0.0/8", "10.0.0.0/8,,fdaa::/16", "example.com", "10.0.0.0/33", "::/129",
+             "10.0.0.0/-1", "10.0.0.0/", "10.0.0.0/8/8", "10.0.0.0/ 8", "10.0.0.1/8", "fdaa::1/16", "[::1]", "fe80::1%eth0/128",
+             "10.0.0.256", "10.0.0.0/08x"))
+        withClue(bad)(Settings.fromEnv(env("TRUSTED_PROXIES" -> bad)).left.map(_.message).swap.getOrElse(fail()) should
+          startWith("TRUSTED_PROXIES "))
+      for (ok <- List("", "  ", "0.0.0.0/0", "::/0", "10.0.0.1", "10.0.0.1/32", "::1", "2001:db8::/32"))
+        withClue(ok)(Settings.fromEnv(env("TRUSTED_PROXIES" -> ok)).isRight shouldBe true)
+    }
+
+    "read METRICS_PORT, 9091 by default, and refuse one out of range or equal to PORT, naming it" in {
+      Settings.fromEnv(env("METRICS_PORT" -> "")).map(_.metricsPort) shouldBe Right(9091)
+      Settings.fromEnv(env("METRICS_PORT" -> "9100")).map(_.metricsPort) shouldBe Right(9100)
+      Settings.fromEnv(env("PORT" -> "0", "METRICS_PORT" -> "1")).map(_.metricsPort) shouldBe Right(1)
+      for (bad <- List("0", "65536", "-1", "http", "9091.0"))
+        withClue(bad)(Settings.fromEnv(env("METRICS_PORT" -> bad)).left.map(_.message) shouldBe
+          Left(s"METRICS_PORT must be an integer between 1 and 65535, got '$bad'"))
+      Settings.fromEnv(env("PORT" -> "9091")).left.map(_.message).swap.getOrElse(fail()) should startWith("METRICS_PORT ")
+      Settings.fromEnv(env("PORT" -> "8000", "METRICS_PORT" -> "8000")).left.map(_.message).swap.getOrElse(fail()) should
+        startWith("METRICS_PORT ")
+    }
+
+    "take REFRESH_MAX_LIFETIME_SECONDS not less than REFRESH_TTL_SECONDS, empty as unset" in {
+      Settings.fromEnv(env("REFRESH_MAX_LIFETIME_SECONDS" -> "")).map(_.limits.refreshMaxLifetimeSeconds) shouldBe Right(7776000)
+      Settings.fromEnv(env("REFRESH_TTL_SECONDS" -> "60", "REFRESH_MAX_LIFETIME_SECONDS" -> "60"))
+        .map(_.limits.refreshMaxLifetimeSeconds) shouldBe Right(60)
+      for ((ttl, max) <- List("61" -> "60", "2592000" -> "86400"))
+        withClue(s"$ttl/$max")(Settings.fromEnv(env("REFRESH_TTL_SECONDS" -> ttl, "REFRESH_MAX_LIFETIME_SECONDS" -> max))
+          .left.map(_.message).swap.getOrElse(fail()) should startWith("REFRESH_MAX_LIFETIME_SECONDS "))
+      // against the default: a REFRESH_TTL_SECONDS above 90 days needs a longer session
+      Settings.fromEnv(env("REFRESH_TTL_SECONDS" -> "7776001")).left.map(_.message).swap.getOrElse(fail()) should
+        startWith("REFRESH_MAX_LIFETIME_SECONDS ")
     }
 
     "translate libpq URLs to JDBC, keeping other query parameters" in {

@@ -74,11 +74,13 @@ class TokenSignerSpec extends AnyWordSpec with Matchers {
 
       for (c <- List(a, i)) {
         c("iss") shouldBe "http://localhost:8080"
-        c("aud") shouldBe "channel-api" // a plain string, not an array
         c("sub") shouldBe user.id.toString
         c("iat").asInstanceOf[Number].longValue shouldBe now.getEpochSecond
         c("exp").asInstanceOf[Number].longValue shouldBe now.getEpochSecond + 600
       }
+      // Both single strings, not arrays: the access token's audience is the resource, the ID token's the client.
+      a("aud") shouldBe "channel-api"
+      i("aud") shouldBe "my-client"
       a("client_id") shouldBe "my-client"
       a("sid") shouldBe session.toString // the session: the refresh-token family
       i("sid") shouldBe session.toString
@@ -90,6 +92,14 @@ class TokenSignerSpec extends AnyWordSpec with Matchers {
       i("preferred_username") shouldBe "johndoe"
       i("email") shouldBe "john@example.com"
       i("at_hash") shouldBe TokenSigner.atHash(pair.accessToken, KeyAlgorithm.RS256)
+    }
+
+    "address the ID token to the client it is given and the access token to JWT_AUDIENCE" in {
+      for (client <- List("public", "other-client")) withClue(client) {
+        val pair = signer.issue(user, client, UUID.randomUUID())
+        SignedJWT.parse(pair.idToken).getPayload.toJSONObject.get("aud") shouldBe client
+        SignedJWT.parse(pair.accessToken).getPayload.toJSONObject.get("aud") shouldBe "channel-api"
+      }
     }
 
     "use a fresh jti for every call, and the sid it is given" in {

@@ -5,10 +5,11 @@ import zio.http.*
 import zio.json.*
 
 /**
- * The HTTP surface: the endpoints plus explicit 404/405 answers for every other method and path. The login itself
- * is `TokenService`'s; here requests are parsed and answers written.
+ * The HTTP surface: the public port's endpoints plus explicit 404/405 answers for every other method and path, and
+ * the METRICS_PORT listener's `GET /metrics` (§3; the public port 404s `/metrics` like any unknown path). The login
+ * itself is `TokenService`'s; here requests are parsed and answers written.
  */
-final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
+final class Api(draining: Draining, trustedProxies: TrustedProxies = TrustedProxies.None):
   import Api.{*, given}
   import RequestBody.{closeUnless, drain, hasBody}
 
@@ -32,8 +33,7 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
         readOnly(_ / "health", "/health")(health) :::
         readOnly(_ / "health" / "live", "/health/live")(ZIO.succeed(healthUp)) :::
         readOnly(_ / ".well-known" / "jwks.json", "/.well-known/jwks.json")(jwks) :::
-        readOnly(_ / ".well-known" / "openid-configuration", "/.well-known/openid-configuration")(discovery) :::
-        readOnly(_ / "metrics", "/metrics")(metrics)
+        readOnly(_ / ".well-known" / "openid-configuration", "/.well-known/openid-configuration")(discovery)
     )
     served.notFound = notFound
     served
@@ -45,6 +45,25 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
    */
   val install: URIO[Env & Server, Int] =
     ZIO.succeed(Routes.empty.notFound = notFound) *> Server.install(routes)
+
+  /**
+   * The METRICS_PORT listener's routes: `GET /metrics` (HEAD its status and headers), 404 for everything else. One
+   * route per standard method over every path, so that no request there reaches the `notFound` handler, which zio-http
+   * keeps once per process (on `Routes.empty`) and which is the public port's; a custom method token (`FOO`) still
+   * does, and gets its 404 (or, on a public path, its 405).
+   */
+  val metricsRoutes: Routes[DatabaseHealth, Nothing] =
+    Routes.fromIterable(
+      List(Method.GET, Method.HEAD, Method.POST, Method.PUT, Method.DELETE, Method.PATCH, Method.OPTIONS, Method.TRACE, Method.CONNECT)
+        .map(m => Route.route(m / trailing)(handler((_: Path, req: Request) => metricsPort(req))))
+    )
+
+  private def metricsPort(req: Request): URIO[DatabaseHealth, Response] =
+    if req.path.encode == "/metrics" && (req.method == Method.GET || req.method == Method.HEAD) then metrics.map(finish(req))
+    else drain(req).map(drained => finish(req)(closeUnless(drained)(ApiError.NotFound.toResponse)))
+
+  /** Installs [[metricsRoutes]] on `server` (the METRICS_PORT one); its port. */
+  def installMetrics(server: Server): URIO[DatabaseHealth, Int] = server.install(metricsRoutes) *> server.port
 
   // ---------------------------------------------------------------- endpoints
 
@@ -58,7 +77,7 @@ final class Api(draining: Draining, trustProxyHeaders: Boolean = false):
       kind    <- ZIO.fromOption(TokenRequest.kindOf(req.rawHeader("content-type"))).orElseFail(ApiError.UnsupportedMediaType)
       body    <- RequestBody.read(req)
       request <- ZIO.fromEither(RequestBody.tokenRequest(kind, body).left.map(ApiError.from))
-      issued  <- TokenService.issue(request, clientAddress(req, trustProxyHeaders))
+      issued  <- TokenService.issue(request, clientAddress(req, trustedProxies).map(ClientAddress.limitKey))
     yield
       val pair = issued.pair
       Response(
@@ -155,15 +174,15 @@ object Api:
   type Env = TokenService & DatabaseHealth & KeyRing
 
   /**
-   * The client address of a request (contract §8, the core's `ClientAddress`), in its canonical text: the socket's
-   * peer (zio-http's `remoteAddress`, which never reads a forwarding header) and, if trusted, every line of the two
-   * proxy headers in order.
+   * The client address of a request (contract §8, the core's `ClientAddress`): the socket's peer (zio-http's
+   * `remoteAddress`, which never reads a forwarding header) and every `X-Forwarded-For` line in order, walked only
+   * when the peer is one of the trusted proxies.
    */
-  def clientAddress(req: Request, trustProxyHeaders: Boolean): Option[String] =
-    def lines(name: String) =
-      if trustProxyHeaders then req.headers.iterator.filter(_.headerName.equalsIgnoreCase(name)).map(_.renderedValue).toList
-      else Nil
-    ClientAddress.resolve(req.remoteAddress, lines("fly-client-ip"), lines("x-forwarded-for"), trustProxyHeaders).map(_.getHostAddress)
+  def clientAddress(req: Request, trustedProxies: TrustedProxies): Option[java.net.InetAddress] =
+    val forwardedFor =
+      if trustedProxies.isEmpty then Nil
+      else req.headers.iterator.filter(_.headerName.equalsIgnoreCase("x-forwarded-for")).map(_.renderedValue).toList
+    ClientAddress.resolve(req.remoteAddress, forwardedFor, trustedProxies)
 
   final case class TokenResponse(access_token: String, id_token: String, token_type: String, expires_in: Long, refresh_token: String)
   given JsonEncoder[TokenResponse] = DeriveJsonEncoder.gen[TokenResponse]
@@ -177,8 +196,7 @@ object Api:
     "/health"                -> AllowGet,
     "/health/live"           -> AllowGet,
     "/.well-known/jwks.json" -> AllowGet,
-    "/.well-known/openid-configuration" -> AllowGet,
-    "/metrics"               -> AllowGet
+    "/.well-known/openid-configuration" -> AllowGet
   )
 
   private val utf8 = java.nio.charset.StandardCharsets.UTF_8

@@ -70,22 +70,33 @@ object Main extends ZIOAppDefault:
       UserRepository.live,
       SessionRepository.live,
       DatabaseHealth.live,
-      AddressLimiter.live,
+      AddressLimiterLayer.live,
       PasswordVerifier.live,
       ZLayer.succeed(new UnusableHashLog()),
       KeyRing.live,
       TokenService.live
     )
 
+  /**
+   * The METRICS_PORT listener (§3): a second zio-http server of its own, with the public one's settings but its port,
+   * open while `scope` is. Failing to bind it stops the start as failing to bind PORT does.
+   */
+  private[simpleauth] def metricsServer(cfg: Settings): ZIO[Scope, SettingsError, Server] =
+    ((ZLayer.succeed(serverConfig(cfg).binding(cfg.host, cfg.metricsPort)) ++ ZLayer.succeed(nettyConfig)) >>> Server.customized)
+      .build
+      .map(_.get[Server])
+      .mapError(e => SettingsError(s"cannot listen on ${cfg.host}:${cfg.metricsPort}: ${e.getMessage}"))
+
   private def program(cfg: Settings, stop: Promise[Nothing, Unit], hangups: Queue[Unit]): ZIO[Api.Env & Server, SettingsError, Unit] =
     val draining = Draining()
-    for
-      port <- Api(draining, cfg.limits.trustProxyHeaders).install.catchAllDefect(t =>
-                ZIO.fail(SettingsError(s"cannot listen on ${cfg.host}:${cfg.port}: ${t.getMessage}"))
-              )
+    val api      = Api(draining, cfg.limits.trustedProxies)
+    def cannotListen(port: Int)(t: Throwable) = ZIO.fail(SettingsError(s"cannot listen on ${cfg.host}:$port: ${t.getMessage}"))
+    ZIO.scoped[Api.Env & Server] { for
+      port  <- api.install.catchAllDefect(cannotListen(cfg.port))
+      mport <- metricsServer(cfg).flatMap(api.installMetrics(_).catchAllDefect(cannotListen(cfg.metricsPort)))
       keys <- ZIO.serviceWithZIO[KeyRing](_.keys)
       _ <- ZIO.logInfo(
-        s"simple-auth stack=$StackName version=$Version listening on ${cfg.host}:$port " +
+        s"simple-auth stack=$StackName version=$Version listening on ${cfg.host}:$port metrics port $mport " +
           s"db=${cfg.database.jdbcUrl.takeWhile(_ != '?')} pool=${cfg.dbPoolSize} kid=${keys.signing.kid} " +
           s"alg=${keys.signing.algorithm.name} published=${keys.published.size} issuer=${cfg.issuer} signer=${keys.signer.provider}"
       )
@@ -93,7 +104,7 @@ object Main extends ZIOAppDefault:
       _ <- stop.await
       _ <- ZIO.logInfo("shutting down: draining in-flight requests")
       _ <- draining.start
-    yield ()
+    yield () }
 
   override def run: ZIO[ZIOAppArgs & Scope, Any, Any] =
     val app =

@@ -6,9 +6,10 @@ import zio.*
 trait PasswordVerifier:
   /**
    * One check, counted in the metrics. An unusable stored hash (a disabled user's `$disabled$` marker, an unknown
-   * scheme) costs the unknown user's decoy argon2id run before `Unusable` is returned, so such an account answers
-   * no sooner than an unknown user; it is counted once, as `unusable`. Fails with `TemporarilyUnavailable` when an
-   * argon2id run is shed (§8, counted as `overload`).
+   * scheme) costs the unknown user's decoy argon2id run before `Unusable` is returned, and so does a legacy HMAC
+   * mismatch (§8), so every wrong password costs one argon2id run whatever the account; each is counted once (as
+   * `unusable`, or `hmac-sha256`/`mismatch`). Fails with `TemporarilyUnavailable` when an argon2id run (a decoy
+   * included) is shed (§8, counted as `overload`); a legacy match needs no permit.
    */
   def verify(password: String, storedHash: String): IO[ApiError, Verification]
   /** The same work as a real argon2id check, for an unknown user (no user enumeration by timing); counted as `dummy`. */
@@ -50,8 +51,9 @@ object PasswordVerifier:
       (if storedHash.startsWith("$argon2id$") then costly(password, storedHash)
        else ZIO.succeed(check(password, storedHash))) // one HMAC-SHA256: microseconds, no need to hop threads
         .tap {
-          case Verification.Unusable(_) => decoy(password)
-          case _                        => ZIO.unit
+          case Verification.Unusable(_)                                  => decoy(password)
+          case Verification.Mismatch if !storedHash.startsWith("$argon2id$") => decoy(password) // a legacy HMAC mismatch
+          case _                                                         => ZIO.unit
         }
         .tap(Metrics.passwordChecked(storedHash, _))
 

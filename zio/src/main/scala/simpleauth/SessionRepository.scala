@@ -8,80 +8,91 @@ import zio.*
 final case class Rotated(user: User, familyId: UUID, clientId: String)
 
 /**
- * Sessions in `refresh_tokens` (contract §7): only tokens' SHA-256 are stored. A family is one session, its id the
- * tokens' `sid`. Each method is one of §7's statements, verbatim but for `$n` → `?`.
+ * Sessions (`sessions`, one per refresh-token family, its id the tokens' `sid`) and their refresh tokens
+ * (`refresh_tokens`, only their SHA-256), contract §6 and §7. Each method is one of §7's statements, verbatim.
  */
 trait SessionRepository:
-  /** A password grant's success: a new family with its first token; the username's failure count cleared. */
-  def start(username: String, tokenHash: Array[Byte], familyId: UUID, userId: UUID, clientId: String): IO[DatabaseUnavailable, Unit]
   /**
-   * Marks the presented token used — only if it is unused, unrevoked, unexpired and (if `clientId` is given) of that
-   * client — and inserts `successor` in its family. None when nothing was marked.
+   * S: a password grant's success: a new session bound to the stored hash the check verified (`verifiedHash`) with its
+   * first token, the username's count cleared; false (nothing written) when the user's stored hash changed meanwhile.
+   */
+  def start(username: String, tokenHash: Array[Byte], familyId: UUID, userId: UUID, clientId: String, verifiedHash: String): IO[DatabaseUnavailable, Boolean]
+  /**
+   * R: marks the presented token used — only if it is unused and unexpired and its session alive (not revoked, not past
+   * its lifetime, its user's hash unchanged) and (if `clientId` is given) of that client — and inserts `successor` in
+   * its family. None when nothing was marked.
    */
   def rotate(presented: Array[Byte], clientId: Option[String], successor: Array[Byte]): IO[DatabaseUnavailable, Option[Rotated]]
-  /** Revokes the family of a token that was used before (reuse, or a disabled user's); the rows it revoked. */
+  /** U: revokes the session of a token that was used before (reuse); the sessions it revoked. */
   def revokeUsed(presented: Array[Byte]): IO[DatabaseUnavailable, Int]
-  /** `POST /revoke`: revokes the family of any token; the rows it revoked. */
+  /** V: `POST /revoke`: revokes the session of any token; the sessions it revoked. */
   def revoke(presented: Array[Byte]): IO[DatabaseUnavailable, Int]
 
 object SessionRepository:
-  val Start: String =
-    """WITH cleared AS (DELETE FROM login_failures WHERE username = lower(?))
-      |INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at)
-      |VALUES (?, ?, ?, ?, now() + ?::integer * interval '1 second')""".stripMargin
-
-  val Rotate: String =
-    """WITH used AS (
-      |    UPDATE refresh_tokens SET used_at = now()
-      |    WHERE token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()
-      |      AND (?::text IS NULL OR client_id = ?::text)
-      |    RETURNING family_id, user_id, client_id
-      |), issued AS (
-      |    INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at)
-      |    SELECT ?, family_id, user_id, client_id, now() + ?::integer * interval '1 second' FROM used
+  /** §7 S. */
+  val Start: Statement = Statement(
+    """WITH session AS (
+      |    INSERT INTO sessions (family_id, user_id, client_id, credential, expires_at)
+      |    SELECT $3, u.id, $5, sha256(convert_to(u.password_hash, 'UTF8')), now() + $7::integer * interval '1 second'
+      |    FROM users u WHERE u.id = $4 AND u.password_hash = $8
+      |    RETURNING family_id, expires_at
+      |), cleared AS (
+      |    DELETE FROM login_failures WHERE username = lower($1) AND EXISTS (SELECT 1 FROM session)
       |)
-      |SELECT u.id, u.username, u.name, u.email, u.password_hash, used.family_id, used.client_id
-      |FROM used JOIN users u ON u.id = used.user_id""".stripMargin
+      |INSERT INTO refresh_tokens (token_hash, family_id, expires_at)
+      |SELECT $2, family_id, least(now() + $6::integer * interval '1 second', expires_at) FROM session""".stripMargin)
 
-  val RevokeUsed: String =
-    """UPDATE refresh_tokens SET revoked_at = now()
-      |WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = ? AND used_at IS NOT NULL)
-      |  AND revoked_at IS NULL""".stripMargin
+  /** §7 R: the session row locked FOR SHARE, so that a revocation waits for the rotation. */
+  val Rotate: Statement = Statement(
+    """WITH session AS (
+      |    SELECT s.family_id, s.user_id, s.client_id
+      |    FROM refresh_tokens t
+      |    JOIN sessions s ON s.family_id = t.family_id
+      |    JOIN users u ON u.id = s.user_id
+      |    WHERE t.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
+      |      AND ($2::text IS NULL OR s.client_id = $2::text)
+      |      AND sha256(convert_to(u.password_hash, 'UTF8')) = s.credential
+      |    FOR SHARE OF s
+      |), used AS (
+      |    UPDATE refresh_tokens t SET used_at = now()
+      |    FROM session
+      |    WHERE t.token_hash = $1 AND t.family_id = session.family_id AND t.used_at IS NULL AND t.expires_at > now()
+      |    RETURNING t.family_id
+      |), issued AS (
+      |    INSERT INTO refresh_tokens (token_hash, family_id, expires_at)
+      |    SELECT $3, s.family_id, least(now() + $4::integer * interval '1 second', s.expires_at)
+      |    FROM used JOIN sessions s ON s.family_id = used.family_id
+      |)
+      |SELECT u.id, u.username, u.name, u.email, u.password_hash, session.family_id, session.client_id
+      |FROM used JOIN session ON session.family_id = used.family_id JOIN users u ON u.id = session.user_id""".stripMargin)
 
-  val Revoke: String =
-    """UPDATE refresh_tokens SET revoked_at = now()
-      |WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = ?)
-      |  AND revoked_at IS NULL""".stripMargin
+  /** §7 U. */
+  val RevokeUsed: Statement = Statement(
+    """UPDATE sessions SET revoked_at = now()
+      |WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1 AND used_at IS NOT NULL)
+      |  AND revoked_at IS NULL""".stripMargin)
+
+  /** §7 V. */
+  val Revoke: Statement = Statement(
+    """UPDATE sessions SET revoked_at = now()
+      |WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1)
+      |  AND revoked_at IS NULL""".stripMargin)
 
   val live: URLayer[Database & Settings, SessionRepository] =
-    ZLayer.fromFunction((db: Database, cfg: Settings) => Live(db, cfg.limits.refreshTtlSeconds))
+    ZLayer.fromFunction((db: Database, cfg: Settings) => Live(db, cfg.limits.refreshTtlSeconds, cfg.limits.refreshMaxLifetimeSeconds))
 
-  final case class Live(db: Database, refreshTtlSeconds: Int) extends SessionRepository:
-    def start(username: String, tokenHash: Array[Byte], familyId: UUID, userId: UUID, clientId: String): IO[DatabaseUnavailable, Unit] =
+  final case class Live(db: Database, refreshTtlSeconds: Int, maxLifetimeSeconds: Int) extends SessionRepository:
+    def start(username: String, tokenHash: Array[Byte], familyId: UUID, userId: UUID, clientId: String, verifiedHash: String): IO[DatabaseUnavailable, Boolean] =
       db.withConnection { c =>
-        val ps = c.prepareStatement(Start)
-        try
-          ps.setString(1, username)
-          ps.setBytes(2, tokenHash)
-          ps.setObject(3, familyId)
-          ps.setObject(4, userId)
-          ps.setString(5, clientId)
-          ps.setInt(6, refreshTtlSeconds)
-          ps.executeUpdate()
-          ()
+        val ps = Start.prepare(c, username, tokenHash, familyId, userId, clientId, refreshTtlSeconds, maxLifetimeSeconds, verifiedHash)
+        try ps.executeUpdate() > 0
         finally ps.close()
       }
 
     def rotate(presented: Array[Byte], clientId: Option[String], successor: Array[Byte]): IO[DatabaseUnavailable, Option[Rotated]] =
       db.withConnection { c =>
-        val ps = c.prepareStatement(Rotate)
+        val ps = Rotate.prepare(c, presented, clientId, successor, refreshTtlSeconds)
         try
-          // $1, $2, $2, $3, $4 in text order.
-          ps.setBytes(1, presented)
-          ps.setString(2, clientId.orNull)
-          ps.setString(3, clientId.orNull)
-          ps.setBytes(4, successor)
-          ps.setInt(5, refreshTtlSeconds)
           val rs = ps.executeQuery()
           try
             if rs.next() then
@@ -102,11 +113,9 @@ object SessionRepository:
 
     def revoke(presented: Array[Byte]): IO[DatabaseUnavailable, Int] = update(Revoke, presented)
 
-    private def update(sql: String, presented: Array[Byte]): IO[DatabaseUnavailable, Int] =
+    private def update(sql: Statement, presented: Array[Byte]): IO[DatabaseUnavailable, Int] =
       db.withConnection { c =>
-        val ps = c.prepareStatement(sql)
-        try
-          ps.setBytes(1, presented)
-          ps.executeUpdate()
+        val ps = sql.prepare(c, presented)
+        try ps.executeUpdate()
         finally ps.close()
       }

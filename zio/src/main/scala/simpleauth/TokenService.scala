@@ -8,12 +8,15 @@ import zio.*
 final case class IssuedTokens(pair: TokenPair, refreshToken: String)
 
 /**
- * The flows of `POST /token` and `POST /revoke` (contract §1, §7, §8). The password grant: the client address's
- * lock → the user and the username's lock (one query) → the password (a failure counted for both) → a new session
- * → the token pair. The refresh grant: the token's shape → rotation (or reuse detection) → the token pair.
+ * The flows of `POST /token` and `POST /revoke` (contract §1, §7, §8). The password grant, in §8's order: one attempt
+ * reserved for the client address (in memory) → one reserved for the username with the user read (statement L) → the
+ * check by the stored hash, every argon2id run (real, dummy, decoy) under a permit of the overload limit → on a match
+ * the session (statement S) and the token pair. Reservations are given back where §8 says (the address's on a success,
+ * a locked username, a database outage; the username's when shed, by statement G); on a failure both stay: they are
+ * the failure counts. The refresh grant: the token's shape → rotation (statement R, or reuse detection, U) → the pair.
  */
 trait TokenService:
-  /** `address`: the client address (the core's `ClientAddress`), the key of the per-address limit; None if there is none. */
+  /** `address`: the key of the per-address limit (the core's `ClientAddress.limitKey`); None if there is none. */
   def issue(request: TokenRequest, address: Option[String]): IO[ApiError, IssuedTokens]
   /** Revokes the family of a well-formed refresh token; anything else is not looked up. */
   def revoke(request: RevokeRequest): IO[ApiError, Unit]
@@ -63,30 +66,44 @@ object TokenService:
     // ---------------------------------------------------------------- the password grant
 
     private def login(request: TokenRequest.Password, address: Option[String]): IO[ApiError, IssuedTokens] =
-      for
-        _      <- addresses.check(address).flatMap(refuse(Metrics.Rejection.AddressLocked))
-        lookup <- users.findForLogin(request.username).orElseFail(unavailable)
-        _      <- refuse(Metrics.Rejection.UsernameLocked)(lookup.lockedForSeconds)
-        user   <- authenticate(lookup.user, request.password).tapError {
-                    case ApiError.InvalidGrant =>
-                      addresses.failed(address) *> users.recordFailure(request.username).orElseFail(unavailable)
-                    // authenticate asks no database: its only 503 is a check shed by the overload limit, a failure of
-                    // the address (contract §8) so that a flood of logins this instance cannot afford to check locks
-                    // its address; not of the username (no write per shed request)
-                    case ApiError.TemporarilyUnavailable => addresses.failed(address)
-                    case _                               => ZIO.unit
-                  }
-        tokens <- startSession(request.username, user, request.clientId.getOrElse(defaultClientId))
-      yield tokens
+      reserveAddress(address).flatMap { reservation =>
+        val giveBack = ZIO.succeed(addresses.release(reservation))
+        // A database outage is not a failure of the address: its reservation goes back, the answer is 503.
+        def database[A](step: IO[DatabaseUnavailable, A]): IO[ApiError, A] = step.tapError(_ => giveBack).orElseFail(unavailable)
+        for
+          lookup <- database(users.reserveLogin(request.username))
+          _      <- ZIO.foreachDiscard(lookup.lockedForSeconds)(s => giveBack *> refuse(Metrics.Rejection.UsernameLocked)(Some(s)))
+          user   <- authenticate(lookup.user, request.password).tapError {
+                      // authenticate asks no database: its only 503 is an argon2id run shed by the overload limit. The
+                      // username's reservation goes back (a failure of G changes nothing); the address's stays, so
+                      // that a flood of logins this instance cannot afford to check locks its address (§8).
+                      case ApiError.TemporarilyUnavailable => users.releaseLogin(request.username).ignore
+                      case _                               => ZIO.unit
+                    }
+          tokens <- startSession(request.username, user, request.clientId.getOrElse(defaultClientId), database)
+          _      <- giveBack // a success is not a failure
+        yield tokens
+      }
+
+    /** One attempt reserved for the address (none without an address); 429 with the seconds left when its window is full. */
+    private def reserveAddress(address: Option[String]): IO[ApiError, AddressLimiter.Reservation] =
+      address match
+        case None => ZIO.succeed(AddressLimiter.Untracked)
+        case Some(key) =>
+          Clock.nanoTime.flatMap { now =>
+            addresses.reserve(key, now) match
+              case Right(reservation) => ZIO.succeed(reservation)
+              case Left(seconds)      => refuse(Metrics.Rejection.AddressLocked)(Some(seconds)).as(AddressLimiter.Untracked)
+          }
 
     /** 429 with the lock's seconds left, counted with its reason; nothing if not locked. */
     private def refuse(reason: Metrics.Rejection)(lockedFor: Option[Long]): IO[ApiError, Unit] =
       ZIO.foreachDiscard(lockedFor)(s => Metrics.rejected(reason) *> ZIO.fail(ApiError.TooManyFailedLogins(s)))
 
     /**
-     * The user, if the password matches; otherwise `invalid_grant`, the same for every reason. Unknown users and
-     * users whose stored hash is unusable (disabled, unknown scheme) pay for one argon2id verification too, so
-     * timing does not reveal who exists.
+     * The user, if the password matches; otherwise `invalid_grant`, the same for every reason. Unknown users, users
+     * whose stored hash is unusable (disabled, unknown scheme) and legacy users with a wrong password pay for one
+     * argon2id run too (the verifier's), so timing does not reveal who exists or how their password is stored.
      */
     private def authenticate(user: Option[User], password: String): IO[ApiError, User] =
       user match
@@ -104,12 +121,22 @@ object TokenService:
         if first then ZIO.logWarning(UnusableHashLog.warning(user, reason)) else ZIO.logDebug(UnusableHashLog.detail(user, reason))
       }
 
-    /** A new family (its id the tokens' `sid`) with its first refresh token; the username's failures cleared. */
-    private def startSession(username: String, user: User, clientId: String): IO[ApiError, IssuedTokens] =
+    /**
+     * A new session (its id the tokens' `sid`) bound to the hash the check verified, with its first refresh token; the
+     * username's count cleared. `invalid_grant`, as a wrong password, when the user's hash changed since it was read.
+     */
+    private def startSession(
+        username: String,
+        user: User,
+        clientId: String,
+        database: IO[DatabaseUnavailable, Boolean] => IO[ApiError, Boolean]
+    ): IO[ApiError, IssuedTokens] =
       val sid   = UUID.randomUUID()
       val token = RefreshToken.generate()
-      sessions.start(username, RefreshToken.hash(token), sid, user.id, clientId).orElseFail(unavailable) *>
-        signer.issue(user, Some(clientId), sid).map(IssuedTokens(_, token))
+      database(sessions.start(username, RefreshToken.hash(token), sid, user.id, clientId, user.passwordHash)).flatMap { started =>
+        if started then signer.issue(user, Some(clientId), sid).map(IssuedTokens(_, token))
+        else ZIO.fail(ApiError.InvalidGrant)
+      }
 
     // ---------------------------------------------------------------- the refresh grant
 
@@ -124,9 +151,7 @@ object TokenService:
             sessions.revokeUsed(presented).orElseFail(unavailable).flatMap { revoked =>
               Metrics.rejected(Metrics.Rejection.RefreshReuse).when(revoked > 0)
             } *> ZIO.fail(ApiError.InvalidRefreshToken)
-          case Some(rotated) if PasswordHashes.isUnusable(rotated.user.passwordHash) =>
-            // A disabled (or broken) user: the token was just marked used, so this revokes the family.
-            sessions.revokeUsed(presented).orElseFail(unavailable) *> ZIO.fail(ApiError.InvalidRefreshToken)
           case Some(rotated) =>
+            // A disabled user's refresh gives no row: disabling changes the stored hash the session is bound to (§6).
             signer.issue(rotated.user, Some(rotated.clientId), rotated.familyId).map(IssuedTokens(_, next))
         }

@@ -49,5 +49,5 @@ object DrainingSpec extends ZIOSpecDefault:
         after.forall(_.rawHeader("connection").contains("close"))
       )
     }.provide(RoutesSpec.signerLayer, PasswordVerifierSpec.users, PasswordVerifier.live, ZLayer.succeed(new UnusableHashLog()), TokenService.live,
-      ZLayer.succeed(RoutesSpec.testConfig), AddressLimiter.live)
+      ZLayer.succeed(RoutesSpec.testConfig), AddressLimiterLayer.live)
   )

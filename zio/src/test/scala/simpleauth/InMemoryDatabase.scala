@@ -6,20 +6,26 @@ import java.util.UUID
 import zio.*
 
 /**
- * The service's tables in memory, with the meaning of §7's statements: `users`, `login_failures` and
+ * The service's tables in memory, with the meaning of §7's statements: `users`, `login_failures`, `sessions` and
  * `refresh_tokens`. `down` simulates an unreachable database; `queries` counts the statements asked.
  */
 final case class InMemoryDatabase(
-    users: Map[String, User],
+    userTable: Ref[Map[String, User]],
     down: Ref[Boolean],
     failures: Ref[Map[String, (Int, Instant)]],
-    tokens: Ref[Map[String, InMemoryDatabase.Row]],
+    sessions: Ref[Map[UUID, InMemoryDatabase.Session]],
+    tokens: Ref[Map[String, InMemoryDatabase.Token]],
     queries: Ref[Int],
+    releases: Ref[List[String]],
     maxFailures: Int,
     windowSeconds: Int,
-    refreshTtlSeconds: Int
+    refreshTtlSeconds: Int,
+    maxLifetimeSeconds: Int
 ) extends UserRepository, SessionRepository, DatabaseHealth:
-  import InMemoryDatabase.{Row, hex}
+  import InMemoryDatabase.{Row, Session, Token, hex}
+
+  /** The seed users (the table as it was made). */
+  val users: Map[String, User] = InMemoryDatabase.seedUsers
 
   private def ask[A](f: Instant => UIO[A]): IO[DatabaseUnavailable, A] =
     down.get.flatMap(d =>
@@ -28,70 +34,105 @@ final case class InMemoryDatabase(
     )
 
   private def inWindow(start: Instant, now: Instant) = start.isAfter(now.minusSeconds(windowSeconds))
+  private def earlier(a: Instant, b: Instant) = if a.isBefore(b) then a else b
 
-  def findForLogin(username: String): IO[DatabaseUnavailable, LoginLookup] =
+  /** L: one attempt reserved (at most maxFailures + 1 counted), the user read, `locked_for` when beyond the limit. */
+  def reserveLogin(username: String): IO[DatabaseUnavailable, LoginLookup] =
     ask { now =>
       val login = username.toLowerCase
-      failures.get.map { f =>
-        val locked = f.get(login).collect {
-          case (n, start) if n >= maxFailures && inWindow(start, now) =>
-            math.ceil((start.plusSeconds(windowSeconds).toEpochMilli - now.toEpochMilli) / 1000.0).toLong
-        }
-        LoginLookup(users.get(login), locked)
-      }
+      failures.modify { f =>
+        val (n, start) = f.get(login) match
+          case Some((n, start)) if inWindow(start, now) => (math.min(n + 1, maxFailures + 1), start)
+          case _                                        => (1, now)
+        val locked =
+          if n <= maxFailures then None
+          else Some(math.max(1L, math.ceil((start.plusSeconds(windowSeconds).toEpochMilli - now.toEpochMilli) / 1000.0).toLong))
+        (locked, f.updated(login, (n, start)))
+      }.flatMap(locked => userTable.get.map(u => LoginLookup(u.get(login), locked)))
     }
 
-  def recordFailure(username: String): IO[DatabaseUnavailable, Unit] =
-    ask { now =>
-      failures.update { f =>
-        val login = username.toLowerCase
-        f.updated(login, f.get(login) match
-          case Some((n, start)) if inWindow(start, now) => (n + 1, start)
-          case _                                        => (1, now))
-      }
+  /** G. */
+  def releaseLogin(username: String): IO[DatabaseUnavailable, Unit] =
+    ask { _ =>
+      releases.update(username :: _) *>
+        failures.update(f => f.get(username.toLowerCase).filter(_._1 > 0).fold(f)((n, s) => f.updated(username.toLowerCase, (n - 1, s))))
     }
 
   def failureCount(username: String): UIO[Int] = failures.get.map(_.get(username.toLowerCase).fold(0)(_._1))
 
-  def start(username: String, tokenHash: Array[Byte], familyId: UUID, userId: UUID, clientId: String): IO[DatabaseUnavailable, Unit] =
+  def putUser(user: User): UIO[Unit] = userTable.update(_.updated(user.email, user))
+
+  /** S: only while the user's stored hash is the verified one. */
+  def start(username: String, tokenHash: Array[Byte], familyId: UUID, userId: UUID, clientId: String, verifiedHash: String): IO[DatabaseUnavailable, Boolean] =
     ask { now =>
-      failures.update(_ - username.toLowerCase) *>
-        tokens.update(_.updated(hex(tokenHash), Row(familyId, userId, clientId, now.plusSeconds(refreshTtlSeconds), None, None)))
+      userTable.get.map(_.values.find(u => u.id == userId && u.passwordHash == verifiedHash)).flatMap {
+        case None => ZIO.succeed(false)
+        case Some(user) =>
+          val session = Session(userId, clientId, user.passwordHash, now.plusSeconds(maxLifetimeSeconds), None)
+          sessions.update(_.updated(familyId, session)) *>
+            failures.update(_ - username.toLowerCase) *>
+            tokens.update(_.updated(hex(tokenHash), Token(familyId, earlier(now.plusSeconds(refreshTtlSeconds), session.expiresAt), None)))
+              .as(true)
+      }
     }
 
+  /** R: the session alive (not revoked, not expired, its credential the user's hash now), the token unused and unexpired. */
   def rotate(presented: Array[Byte], clientId: Option[String], successor: Array[Byte]): IO[DatabaseUnavailable, Option[Rotated]] =
     ask { now =>
-      tokens.modify { t =>
-        t.get(hex(presented)) match
-          case Some(row) if row.usedAt.isEmpty && row.revokedAt.isEmpty && row.expiresAt.isAfter(now) && clientId.forall(_ == row.clientId) =>
-            val next = Row(row.familyId, row.userId, row.clientId, now.plusSeconds(refreshTtlSeconds), None, None)
-            val user = users.values.find(_.id == row.userId)
-            (user.map(Rotated(_, row.familyId, row.clientId)), t.updated(hex(presented), row.copy(usedAt = Some(now))).updated(hex(successor), next))
-          case _ => (None, t)
-      }
+      for
+        s     <- sessions.get
+        users <- userTable.get
+        out <- tokens.modify { t =>
+                 val rotated = for
+                   token   <- t.get(hex(presented))
+                   session <- s.get(token.familyId)
+                   user    <- users.values.find(_.id == session.userId)
+                   if session.revokedAt.isEmpty && session.expiresAt.isAfter(now) && clientId.forall(_ == session.clientId) &&
+                     user.passwordHash == session.credential && token.usedAt.isEmpty && token.expiresAt.isAfter(now)
+                 yield (token, session, user)
+                 rotated match
+                   case None => (None, t)
+                   case Some((token, session, user)) =>
+                     val next = Token(token.familyId, earlier(now.plusSeconds(refreshTtlSeconds), session.expiresAt), None)
+                     (Some(Rotated(user, token.familyId, session.clientId)),
+                       t.updated(hex(presented), token.copy(usedAt = Some(now))).updated(hex(successor), next))
+               }
+      yield out
     }
 
   private def revokeFamily(presented: Array[Byte], usedOnly: Boolean): IO[DatabaseUnavailable, Int] =
     ask { now =>
-      tokens.modify { t =>
-        t.get(hex(presented)).filter(r => !usedOnly || r.usedAt.isDefined) match
-          case None => (0, t)
-          case Some(row) =>
-            val hit = t.collect { case (k, r) if r.familyId == row.familyId && r.revokedAt.isEmpty => k }
-            (hit.size, hit.foldLeft(t)((m, k) => m.updated(k, m(k).copy(revokedAt = Some(now)))))
+      tokens.get.map(_.get(hex(presented)).filter(t => !usedOnly || t.usedAt.isDefined)).flatMap {
+        case None => ZIO.succeed(0)
+        case Some(token) =>
+          sessions.modify { s =>
+            s.get(token.familyId).filter(_.revokedAt.isEmpty) match
+              case None          => (0, s)
+              case Some(session) => (1, s.updated(token.familyId, session.copy(revokedAt = Some(now))))
+          }
       }
     }
 
   def revokeUsed(presented: Array[Byte]): IO[DatabaseUnavailable, Int] = revokeFamily(presented, usedOnly = true)
   def revoke(presented: Array[Byte]): IO[DatabaseUnavailable, Int]     = revokeFamily(presented, usedOnly = false)
 
-  def row(token: String): UIO[Option[Row]] = tokens.get.map(_.get(hex(RefreshToken.hash(token))))
+  /** A token with its session, as the tests look at it. */
+  def row(token: String): UIO[Option[Row]] =
+    tokens.get.zip(sessions.get).map { (t, s) =>
+      t.get(hex(RefreshToken.hash(token))).map { tk =>
+        val session = s(tk.familyId)
+        Row(tk.familyId, session.userId, session.clientId, tk.expiresAt, tk.usedAt, session.revokedAt, session.expiresAt)
+      }
+    }
 
   def isUp: UIO[Boolean] = down.get.map(!_)
   def poolState: UIO[PoolState] = ZIO.succeed(PoolState(active = 1, idle = 2, pending = 0, max = 3))
 
 object InMemoryDatabase:
-  final case class Row(familyId: UUID, userId: UUID, clientId: String, expiresAt: Instant, usedAt: Option[Instant], revokedAt: Option[Instant])
+  final case class Session(userId: UUID, clientId: String, credential: String, expiresAt: Instant, revokedAt: Option[Instant])
+  final case class Token(familyId: UUID, expiresAt: Instant, usedAt: Option[Instant])
+  final case class Row(familyId: UUID, userId: UUID, clientId: String, expiresAt: Instant, usedAt: Option[Instant],
+                       revokedAt: Option[Instant], sessionExpiresAt: Instant)
 
   def hex(bytes: Array[Byte]): String = bytes.map(b => f"${b & 0xff}%02x").mkString
 
@@ -106,15 +147,20 @@ object InMemoryDatabase:
     "disabled@example.com" -> user("disabled@example.com", "$disabled$" + hashOf("legacy-john"))
   )
 
-  def make(maxFailures: Int = 1000, windowSeconds: Int = 300, refreshTtlSeconds: Int = 3600): UIO[InMemoryDatabase] =
+  def make(maxFailures: Int = 1000, windowSeconds: Int = 300, refreshTtlSeconds: Int = 3600, maxLifetimeSeconds: Int = 7776000): UIO[InMemoryDatabase] =
     for
+      users    <- Ref.make(seedUsers)
       down     <- Ref.make(false)
       failures <- Ref.make(Map.empty[String, (Int, Instant)])
-      tokens   <- Ref.make(Map.empty[String, Row])
+      sessions <- Ref.make(Map.empty[UUID, Session])
+      tokens   <- Ref.make(Map.empty[String, Token])
       queries  <- Ref.make(0)
-    yield InMemoryDatabase(seedUsers, down, failures, tokens, queries, maxFailures, windowSeconds, refreshTtlSeconds)
+      releases <- Ref.make(List.empty[String])
+    yield InMemoryDatabase(users, down, failures, sessions, tokens, queries, releases, maxFailures, windowSeconds, refreshTtlSeconds,
+      maxLifetimeSeconds)
 
-  def layer(maxFailures: Int = 1000, windowSeconds: Int = 300): ULayer[InMemoryDatabase] = ZLayer(make(maxFailures, windowSeconds))
+  def layer(maxFailures: Int = 1000, windowSeconds: Int = 300, maxLifetimeSeconds: Int = 7776000): ULayer[InMemoryDatabase] =
+    ZLayer(make(maxFailures, windowSeconds, maxLifetimeSeconds = maxLifetimeSeconds))
 
   /** The tables as the services they stand in for. */
   val asServices: URLayer[InMemoryDatabase, UserRepository & SessionRepository & DatabaseHealth] =

@@ -25,7 +25,8 @@ object LimitsSpec extends ZIOSpecDefault:
       PasswordHashes.verify(password, stored)
 
   private val settings = RoutesSpec.testConfig.copy(limits =
-    LimitSettings(loginMaxFailures = 3, loginFailureWindowSeconds = 300, loginIpMaxFailures = 2, trustProxyHeaders = true, maxPasswordChecks = 1)
+    LimitSettings(loginMaxFailures = 3, loginFailureWindowSeconds = 300, loginIpMaxFailures = 2,
+      trustedProxies = TrustedProxies.parse("127.0.0.1").toOption.get, maxPasswordChecks = 1)
   )
 
   private val checksLayer: ULayer[Checks & PasswordVerifier] = ZLayer.fromZIOEnvironment {
@@ -44,7 +45,8 @@ object LimitsSpec extends ZIOSpecDefault:
       .post(URL(Path.root / "token"), Body.fromString(s"""{"username":"$username","password":"$password"}"""))
       .addHeader(Header.ContentType(MediaType.application.json))
       .addHeader("X-Forwarded-For", s"198.51.100.250, $from")
-    ZIO.scoped(Api(Draining(), trustProxyHeaders = true).routes.runZIO(request).flatMap(r =>
+      .copy(remoteAddress = Some(java.net.InetAddress.getLoopbackAddress)) // a trusted proxy: the client is `from`
+    ZIO.scoped(Api(Draining(), settings.limits.trustedProxies).routes.runZIO(request).flatMap(r =>
       r.body.asString.orDie.map(b => Answer(r.status.code, r.rawHeader("retry-after"), b))
     ))
 
@@ -155,7 +157,7 @@ object LimitsSpec extends ZIOSpecDefault:
   ).provide(
     InMemoryDatabase.layer(maxFailures = 3, windowSeconds = 300),
     ZLayer.succeed(settings),
-    AddressLimiter.live,
+    AddressLimiterLayer.live,
     checksLayer,
     ZLayer.succeed(new UnusableHashLog()),
     RoutesSpec.signerLayer,

@@ -83,7 +83,7 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
         yield assertTrue(reports.size == 3, warnings.size == 1, !warnings.head.message().contains("$bcrypt$"))
       }
     ).provide(recorded, users, RoutesSpec.signerLayer, ZLayer.succeed(new UnusableHashLog()), TokenService.live,
-      ZLayer.succeed(RoutesSpec.testConfig), AddressLimiter.live),
+      ZLayer.succeed(RoutesSpec.testConfig), AddressLimiterLayer.live),
     test("verify of an unusable stored hash pays the decoy argon2id run and is counted once, as unusable (not as dummy)") {
       val unusable = "simpleauth_password_checks_total{result=\"unusable\",scheme=\"unknown\"}"
       for

@@ -15,6 +15,8 @@ import zio.test.*
 /** The routes against a real zio-http server on an open port (with the in-memory users table). */
 object RoutesSpec extends ZIOSpecDefault:
   final case class Port(value: Int)
+  /** The METRICS_PORT listener's port. */
+  final case class MetricsPort(value: Int)
 
   lazy val testConfig = Settings(
     host = "127.0.0.1", port = 0, database = DatabaseSettings("jdbc:postgresql://unused/db", None, None), dbPoolSize = 1,
@@ -27,18 +29,20 @@ object RoutesSpec extends ZIOSpecDefault:
   val signerLayer: ULayer[KeyRing] =
     ZLayer(KeyRing.make(KeySet.from(KeyMaterial(Vectors.devKey, Nil), testConfig.issuer, testConfig.audience, testConfig.tokenTtlSeconds), testConfig))
 
-  val serverLayer: ZLayer[Any, Throwable, Port & InMemoryDatabase] =
-    ZLayer.make[Port & InMemoryDatabase & TokenService & DatabaseHealth & KeyRing & Server](
+  val serverLayer: ZLayer[Any, Throwable, Port & MetricsPort & InMemoryDatabase] =
+    ZLayer.make[Port & MetricsPort & InMemoryDatabase & TokenService & DatabaseHealth & KeyRing & Server](
       InMemoryDatabase.layer(),
       ZLayer.succeed(testConfig),
-      AddressLimiter.live,
+      AddressLimiterLayer.live,
       PasswordVerifier.live,
       ZLayer.succeed(new UnusableHashLog()),
       TokenService.live,
       signerLayer,
       ZLayer.succeed(Main.serverConfig(testConfig)),
       Server.live,
-      ZLayer(Api(Draining()).install.map(Port(_)))
+      ZLayer(Api(Draining()).install.map(Port(_))),
+      ZLayer.scoped(Main.metricsServer(testConfig.copy(metricsPort = 0)).orDieWith(e => new RuntimeException(e.message))
+        .flatMap(Api(Draining()).installMetrics).map(MetricsPort(_)))
     )
 
   val client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
@@ -48,16 +52,21 @@ object RoutesSpec extends ZIOSpecDefault:
     def header(name: String): Option[String] = headers.get(name.toLowerCase)
 
   def send(method: String, path: String, body: Option[String] = None, contentType: Option[String] = None): ZIO[Port, Throwable, Reply] =
-    ZIO.serviceWithZIO[Port] { port =>
+    ZIO.serviceWithZIO[Port](port => sendTo(port.value, method, path, body, contentType))
+
+  /** To the METRICS_PORT listener. */
+  def sendMetrics(method: String, path: String, body: Option[String] = None, contentType: Option[String] = None): ZIO[MetricsPort, Throwable, Reply] =
+    ZIO.serviceWithZIO[MetricsPort](port => sendTo(port.value, method, path, body, contentType))
+
+  def sendTo(port: Int, method: String, path: String, body: Option[String], contentType: Option[String]): Task[Reply] =
       ZIO.attemptBlocking {
-        val b = HttpRequest.newBuilder(URI.create(s"http://127.0.0.1:${port.value}$path"))
+        val b = HttpRequest.newBuilder(URI.create(s"http://127.0.0.1:$port$path"))
           .method(method, body.fold(BodyPublishers.noBody())(s => BodyPublishers.ofString(s)))
         contentType.foreach(ct => b.header("Content-Type", ct))
         val r = client.send(b.build(), HttpResponse.BodyHandlers.ofString())
         import scala.jdk.CollectionConverters.*
         Reply(r.statusCode(), r.headers().map().asScala.map((k, v) => k.toLowerCase -> v.get(0)).toMap, r.body())
       }
-    }
 
   def postJson(body: String) = send("POST", "/token", Some(body), Some("application/json"))
   def postForm(body: String) = send("POST", "/token", Some(body), Some("application/x-www-form-urlencoded"))
@@ -113,7 +122,7 @@ object RoutesSpec extends ZIOSpecDefault:
   def request(method: String, path: String, extra: String = ""): String =
     s"$method $path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n$extra\r\n"
 
-  val getPaths = List("/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration", "/metrics")
+  val getPaths = List("/health", "/health/live", "/.well-known/jwks.json", "/.well-known/openid-configuration")
 
   def chunked(body: String, chunk: Int = 1000): String =
     val chunks = body.grouped(chunk).map(c => s"${c.length.toHexString}\r\n$c\r\n").mkString
@@ -389,11 +398,11 @@ object RoutesSpec extends ZIOSpecDefault:
       val dummy   = "simpleauth_password_checks_total{result=\"mismatch\",scheme=\"dummy\"}"
       val broken  = "simpleauth_password_checks_total{result=\"unusable\",scheme=\"unknown\"}"
       for
-        before <- send("GET", "/metrics")
+        before <- sendMetrics("GET", "/metrics")
         _      <- postJson("""{"username":"john@example.com","password":"TopSecret0!"}""")
         _      <- postJson("""{"username":"nobody@example.com","password":"nope"}""")
         _      <- postJson("""{"username":"broken@example.com","password":"nope"}""")
-        after  <- send("GET", "/metrics")
+        after  <- sendMetrics("GET", "/metrics")
       yield
         val t = after.body
         assertTrue(
@@ -421,6 +430,26 @@ object RoutesSpec extends ZIOSpecDefault:
           List("username_locked", "address_locked", "overload", "refresh_reuse").forall(r => t.contains(s"simpleauth_rejections_total{reason=\"$r\"} ")),
           t.contains("simpleauth_token_requests_total{error=\"temporarily_unavailable\",status=\"429\"} ")
         )
+    },
+    test("/metrics is not served on the public port: 404 for every method, as an unknown path") {
+      for replies <- ZIO.foreach(List("GET", "HEAD", "POST", "OPTIONS"))(m => send(m, "/metrics"))
+      yield assertTrue(replies.forall(r => r.status == 404 && r.header("allow").isEmpty && !r.body.contains("simpleauth_")),
+        replies.head.body == """{"error":"not_found"}""")
+    },
+    test("the metrics port serves GET and HEAD /metrics and 404 for everything else") {
+      val login = """{"username":"john@example.com","password":"TopSecret0!"}"""
+      for
+        head    <- sendMetrics("HEAD", "/metrics")
+        others  <- ZIO.foreach(List("/", "/token", "/health", "/health/live", "/.well-known/jwks.json", "/metrics/", "/metricsx"))(p =>
+                     sendMetrics("GET", p))
+        token   <- sendMetrics("POST", "/token", Some(login), Some("application/json"))
+        post    <- sendMetrics("POST", "/metrics")
+        options <- sendMetrics("OPTIONS", "/metrics")
+      yield assertTrue(
+        head.status == 200,
+        (others ++ List(token, post, options)).forall(r => r.status == 404 && r.body == """{"error":"not_found"}"""),
+        !token.body.contains("access_token")
+      )
     },
     test("JWKS carries the dev key's kid with public caching") {
       send("GET", "/.well-known/jwks.json").map { r =>

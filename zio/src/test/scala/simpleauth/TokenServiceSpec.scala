@@ -22,8 +22,39 @@ object TokenServiceSpec extends ZIOSpecDefault:
         claims(issued.pair.idToken).get("email") == "john@example.com",
         RefreshToken.isWellFormed(issued.refreshToken),
         row.map(_.familyId.toString).contains(claims(issued.pair.accessToken).get("sid").toString),
-        row.map(_.clientId).contains("public")
+        row.map(_.clientId).contains("public"),
+        claims(issued.pair.idToken).get("aud") == "public",           // the ID token's audience: the client
+        claims(issued.pair.accessToken).get("aud") == "channel-api",  // the access token's: the resource
+        row.exists(r => r.expiresAt == r.sessionExpiresAt.minusSeconds(7776000 - 3600)) // the TTL, within the session
       )
+    },
+    test("the ID token is addressed to the request's client_id, also after a refresh") {
+      for
+        first  <- TokenService.issue(johnFor(Some("web")))
+        second <- TokenService.issue(TokenRequest.Refresh(first.refreshToken))
+      yield assertTrue(
+        claims(first.pair.idToken).get("aud") == "web", claims(second.pair.idToken).get("aud") == "web",
+        claims(second.pair.accessToken).get("aud") == "channel-api"
+      )
+    },
+    test("a login whose user's hash changed after it was read is invalid_grant, no session; its reservation stays") {
+      for
+        db       <- ZIO.service[InMemoryDatabase]
+        verifier <- ZIO.service[PasswordVerifier]
+        signer   <- ZIO.service[KeyRing]
+        unusable <- ZIO.service[UnusableHashLog]
+        limiter  <- ZIO.service[AddressLimiter]
+        original  = db.users("john@example.com")
+        racing = new UserRepository:
+          def reserveLogin(username: String) =
+            db.reserveLogin(username) <* db.putUser(original.copy(passwordHash = db.users("jane@example.com").passwordHash))
+          def releaseLogin(username: String) = db.releaseLogin(username)
+        error  <- TokenService.Live(racing, db, verifier, signer, unusable, limiter, "public").issue(john, Some("192.0.2.99")).flip
+        count  <- db.failureCount("john@example.com")
+        tokens <- db.tokens.get
+        _      <- db.putUser(original)
+        _      <- db.failures.set(Map.empty)
+      yield assertTrue(error == ApiError.InvalidGrant, count == 1, tokens.isEmpty, limiter.count("192.0.2.99") == 1)
     },
     test("a wrong password, an unknown user and an unusable hash are all invalid_grant, each a counted failure") {
       for
@@ -46,8 +77,8 @@ object TokenServiceSpec extends ZIOSpecDefault:
         threads  <- Ref.make(Map.empty[String, String])
         here      = (step: String) => ZIO.succeed(Thread.currentThread.getName).flatMap(t => threads.update(_ + (step -> t)))
         blockingLookup = new UserRepository:
-          def findForLogin(username: String)  = ZIO.blocking(here("lookup") *> db.findForLogin(username))
-          def recordFailure(username: String) = db.recordFailure(username)
+          def reserveLogin(username: String) = ZIO.blocking(here("lookup") *> db.reserveLogin(username))
+          def releaseLogin(username: String) = db.releaseLogin(username)
         recording = new PasswordVerifier:
           def verify(password: String, storedHash: String) = here("check") *> verifier.verify(password, storedHash)
           def verifyUnknownUser(password: String)          = verifier.verifyUnknownUser(password)
@@ -116,16 +147,21 @@ object TokenServiceSpec extends ZIOSpecDefault:
         stillOk.refreshToken.nonEmpty
       )
     },
-    test("a disabled user's refresh token is invalid_grant and its family revoked") {
+    test("every session of a user whose stored hash changed (disabled, reset) ends at its next refresh") {
       for
-        db     <- ZIO.service[InMemoryDatabase]
-        user    = db.users("disabled@example.com")
-        token   = RefreshToken.generate()
-        family  = java.util.UUID.randomUUID()
-        _      <- db.start(user.email, RefreshToken.hash(token), family, user.id, "public")
-        error  <- TokenService.issue(TokenRequest.Refresh(token)).flip
-        rows   <- db.tokens.get.map(_.values.filter(_.familyId == family).toList)
-      yield assertTrue(error == ApiError.InvalidRefreshToken, rows.size == 2, rows.forall(_.revokedAt.isDefined))
+        db      <- ZIO.service[InMemoryDatabase]
+        user     = db.users("john@example.com")
+        results <- ZIO.foreach(List("$disabled$" + user.passwordHash, db.users("jane@example.com").passwordHash)) { changed =>
+                     for
+                       one    <- TokenService.issue(john)
+                       two    <- TokenService.issue(johnFor(Some("web")))
+                       _      <- db.putUser(user.copy(passwordHash = changed))
+                       errors <- ZIO.foreach(List(one, two))(t => TokenService.issue(TokenRequest.Refresh(t.refreshToken)).flip)
+                       rows   <- ZIO.foreach(List(one, two))(t => db.row(t.refreshToken))
+                       _      <- db.putUser(user)
+                     yield errors.forall(_ == ApiError.InvalidRefreshToken) && rows.flatten.forall(_.usedAt.isEmpty)
+                   }
+      yield assertTrue(results == List(true, true))
     },
     test("revoke: the family of a well-formed token; nothing asked for anything else") {
       for
@@ -142,7 +178,7 @@ object TokenServiceSpec extends ZIOSpecDefault:
   ).provide(
     InMemoryDatabase.layer(),
     ZLayer.succeed(RoutesSpec.testConfig),
-    AddressLimiter.live,
+    AddressLimiterLayer.live,
     PasswordVerifier.live,
     ZLayer.succeed(new UnusableHashLog()),
     RoutesSpec.signerLayer,
