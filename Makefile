@@ -108,7 +108,7 @@ bench: deps venv
 	bash .ci/install --loadgen
 	$(PY) wrk/bench.py $(BENCH_ARGS)
 
-# The whole pipeline with short phases: proves it on every change (CI).
+# The whole pipeline with short phases, the floor (wrk/floor/) included: proves it on every change (CI).
 bench-smoke: deps venv
 	bash .ci/install --loadgen
 	$(PY) wrk/bench.py --smoke $(BENCH_ARGS)

@@ -16,6 +16,8 @@
     summary       the statistics of each stack's runs
     reports       results.md and the charts
     tables        results.md's per-login tables (own cost and hand-offs per login at every load)
+    floor         the floor (wrk/floor/), a calibration target, and every stack's ratio to it
+    dockerbench   --target docker: the compose stacks in their containers
     runner        each stack prepared, started and stopped; main()
 
 wrk/ stays on sys.path (the modules import `stackctl` from it, as bench.py always did).

@@ -115,6 +115,8 @@ def parse_args(argv: list[str] | None) -> Settings:
                     help="JVM stacks log their collections (-Xlog:gc, asynchronous, into the run's folder); results "
                          "attribute the pauses to each open-loop run")
     ap.add_argument("--no-open-loop", action="store_true", help="skip the open-loop latency phase (oha)")
+    ap.add_argument("--no-floor", action="store_true",
+                    help="do not run the floor (wrk/floor/: the two tokens signed and nothing else) beside the stacks")
     ap.add_argument("--skip-conformance", action="store_true", help="skip the conformance gate (verification still runs)")
     ap.add_argument("--no-build", action="store_true", help="use the existing artifacts (build time not measured)")
     ap.add_argument("--smoke", action="store_true", help="short phases, one concurrency, one repeat (CI)")
@@ -189,7 +191,8 @@ def parse_args(argv: list[str] | None) -> Settings:
     return Settings(stacks, urls, profile + ("-smoke" if a.smoke else ""), limits, a.scenario, a.wrong_share,
                     a.key_type, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
-                    not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log, capacity_steps)
+                    not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log, capacity_steps,
+                    not a.no_floor)
 
 
 

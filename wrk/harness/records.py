@@ -70,6 +70,7 @@ class Settings:
     open_loop_repeats: int = 5
     gc_log: bool = False
     capacity_steps: int = 3
+    floor: bool = True      # run the floor (wrk/floor/) beside the stacks as a calibration target
 
     @property
     def smoke(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.keys import OPENSSL_SPEED, key_label, recorded_key_type
-from harness.tables import open_loop_lines, per_login_lines
+from harness.tables import floor_lines, open_loop_lines, per_login_lines
 
 
 def describe_limits(limits: dict) -> str:
@@ -38,7 +38,8 @@ def signature_name(ceiling: dict) -> str:
     return OPENSSL_SPEED[kt][2] if kt in OPENSSL_SPEED else "RSA"
 
 
-def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[dict], order: list | None = None) -> str:
+def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[dict], order: list | None = None,
+                   floor: dict | None = None) -> str:
     st = env["settings"]
     cpu = env.get("cpu") or {}
     flags = ", ".join(f for f, on in (cpu.get("crypto_flags") or {}).items() if on) or "n/a"
@@ -109,6 +110,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
     ok = [r for r in results if not r.get("failed") and r.get("summary")]
     conc = sorted({int(c) for r in ok for c in r["summary"]["by_concurrency"]})
     lines += per_login_lines(ok)
+    lines += floor_lines(floor, ok)
     lines += ["## Throughput (closed loop, wrk: 200 answers/s)", "",
               "| stack | " + " | ".join(f"c={c}" for c in conc) + " | errors |",
               "| --- | " + " | ".join("---:" for _ in conc) + " | ---: |"]

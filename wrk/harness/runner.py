@@ -20,7 +20,9 @@ from stackctl import ROOT, Stack, ToolError
 from harness.ceilings import CeilingLog, own_ceiling, own_ceiling_through_run, provider_problem
 from harness.cgroups import Cgroup, resolve_cpuset
 from harness.cli import Progress, estimated_seconds, parse_args
+from harness.dockerbench import bench_docker
 from harness.environment import environment
+from harness.floor import floor_ratios, floor_stack
 from harness.governor import GovernorThread, ShareGovernor
 from harness.keys import OPENSSL_SPEED
 from harness.loadgen import loadgen
@@ -66,11 +68,12 @@ def stop_live(live: Live, settings: Settings) -> None:
 
 
 def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: Progress, workdir: Path,
-                  ceilings: CeilingLog | None = None) -> Live | None:
+                  ceilings: CeilingLog | None = None, calibration: bool = False) -> Live | None:
     """Build, gate, ceilings, start-up probes, start (kept running), verification. Returns the live server, or
-    None with the reason in the result (appended to `results` by the caller through live/none)."""
-    result = StackResult(stack.name, stack.manifest.get("description", ""), "local")
-    live = Live(stack.name, "", result, stack=stack)
+    None with the reason in the result (appended to `results` by the caller through live/none). A calibration
+    target (the floor) has no conformance gate and no JWKS: its answer is checked for two JWTs."""
+    result = StackResult(stack.name, stack.manifest.get("description", ""), "floor" if calibration else "local")
+    live = Live(stack.name, "", result, stack=stack, calibration=calibration)
     try:
         if settings.build:
             progress.say(stack.name, "release build")
@@ -78,7 +81,7 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         elif not stack.artifact.exists():
             raise ToolError(f"{stack.artifact} does not exist (run without --no-build)")
         result.artifact_bytes = stack.artifact.stat().st_size
-        if settings.conformance:
+        if settings.conformance and not calibration:
             progress.say(stack.name, "conformance gate")
             reason = conformance_gate(stack.name, settings.key_type, workdir / f"{stack.name}-conformance.log")
             if reason:
@@ -166,8 +169,12 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
         if governor:
             result.fly.startup_empty_balance_s = result.startup_samples_s[-1]
             result.fly.startup_cpu_s = round(cgroup.cpu_usage_s() or 0.0, 3)
-        reason = verify_service(url, env["JWT_ISSUER"], settings.key_type)
-        result.verification = "jwks: two logins, both tokens verified against the served JWKS"
+        if calibration:
+            reason = verify_basic(url)
+            result.verification = "basic: /token answered 200 with two JWTs (the floor serves no JWKS)"
+        else:
+            reason = verify_service(url, env["JWT_ISSUER"], settings.key_type)
+            result.verification = "jwks: two logins, both tokens verified against the served JWKS"
         if reason:
             live.fail(f"verification: {reason}")
     except (ToolError, subprocess.TimeoutExpired) as e:
@@ -188,19 +195,6 @@ def prepare_url(name: str, url: str, settings: Settings, progress: Progress) -> 
     if reason:
         live.fail(f"verification: {reason}")
     return live
-
-
-def measure(result: StackResult, url: str, settings: Settings, progress: Progress, sampler: Sampler | None) -> None:
-    """One service on its own (the docker target): primer, then per concurrency a warm-up until stable and
-    the repeats, into its result; `failed` is set on the first error."""
-    live = Live(result.name, url, result, sampler=sampler)
-    if settings.primer:
-        progress.say(result.name, "primer c=8", settings.primer)
-        result.primer = load_run(live, settings, 8, settings.primer, "primer", measured=False)
-    order: list = []
-    if not live.failed:
-        sweep([live], settings, progress, order)
-    live.mark("end")
 
 
 def own_ceilings_again(lives: list[Live], settings: Settings, progress: Progress) -> None:
@@ -234,6 +228,11 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
             lives.append(prepare_stack(stack, settings, db_url, pg, progress, workdir, ceilings))
             if lives[-1].failed:
                 stop_live(lives[-1], settings)
+        if stacks and settings.floor:
+            lives.append(prepare_stack(floor_stack(), settings, db_url, pg, progress, workdir, ceilings,
+                                       calibration=True))
+            if lives[-1].failed:
+                stop_live(lives[-1], settings)
         for name, url in urls.items():
             lives.append(prepare_url(name, url, settings, progress))
         up = [lv for lv in lives if not lv.failed]
@@ -259,75 +258,6 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
             if live.proc is not None or live.cgroup is not None:
                 stop_live(live, settings)
     return [lv.result for lv in lives]
-
-
-def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, workdir: Path) -> list[StackResult]:
-    """The compose stacks: images from host-built artifacts, containers on their published ports.
-    CPU time and RSS of the container's main process (the server itself: the images exec it), plus the
-    container's cgroup CPU time and memory (peak, limit). The conformance suite against the containers is
-    wrk/docker-ci.sh's job (it needs the suite's issuer/audience); here the verification gates the numbers."""
-    import containers
-    limits = (settings.limits.cpus, settings.limits.memory_mb) if settings.limits else None
-    env = containers.compose_env(containers.readable_key(settings.key_type), limits)
-    for var in containers.SUITE_OVERRIDES:  # each container keeps the issuer it is reachable at (docker-compose.yml)
-        env.pop(var, None)
-    env.update(stackctl.BENCH_ENV)
-    issuers = containers.compose_issuers()
-    results = [StackResult(s.name, target="docker", failed="no service in docker-compose.yml")
-               for s in stacks if s.name not in containers.PORTS]
-    try:
-        progress.say("docker", "stand-in base images, PostgreSQL")
-        containers.standins()
-        containers.compose(["up", "-d", "postgres"], env)
-        for stack in stacks:
-            if stack.name not in containers.PORTS:
-                continue
-            result = StackResult(stack.name, stack.manifest.get("description", ""), "docker")
-            results.append(result)
-            url = f"http://127.0.0.1:{containers.PORTS[stack.name]}"
-            try:
-                if settings.build:
-                    progress.say(stack.name, "release build")
-                    result.build_s = round(stack.build(), 1)
-                result.artifact_bytes = stack.artifact.stat().st_size
-                progress.say(stack.name, "image build")
-                result.image_build_s = containers.build_images([stack.name], env, build_artifacts=False)[stack.name]
-                result.image_bytes = containers.image_bytes(stack.name)
-                progress.say(stack.name, "start container")
-                t0 = time.monotonic()
-                containers.compose(["up", "-d", "--no-deps", stack.name], env, limited=bool(limits))
-                stackctl.wait_http(url + "/health", None, 180)
-                result.startup_s = round(time.monotonic() - t0, 3)  # compose up -> /health 200
-                cid = containers.container_id(env, stack.name)
-                cg = containers.ContainerCgroup(cid)
-                reason = verify_service(url, issuers.get(stack.name), settings.key_type)
-                if reason:
-                    result.failed = f"verification: {reason}"
-                    continue
-                sampler = Sampler(containers.container_pid(cid), t0)
-                sampler.start()
-                cpu0 = cg.cpu_seconds()
-                try:
-                    measure(result, url, settings, progress, sampler)
-                finally:
-                    sampler.stop()
-                cpu1 = cg.cpu_seconds()
-                result.samples = sampler.samples
-                result.phases = sampler.phases
-                result.container = {"cgroup_cpu_s": round(cpu1 - cpu0, 3) if cpu0 is not None and cpu1 is not None
-                                    else None, **cg.memory(), "limits": {"cpus": settings.limits.cpus,
-                                                                         "memory_mb": settings.limits.memory_mb}}
-                if result.container.get("oom_kills"):
-                    result.failed = f"OOM-killed in the container (oom_kill={result.container['oom_kills']})"
-            except (ToolError, subprocess.TimeoutExpired, OSError) as e:
-                result.failed = str(e)
-            finally:
-                logs = containers.compose(["logs", "--no-color", "--tail", "40", stack.name], env, check=False, quiet=True)
-                result.log_tail = (logs.stdout or "")[-2000:]
-                containers.compose(["stop", "-t", "15", stack.name], env, check=False, quiet=True)
-    finally:
-        containers.down(env)
-    return results
 
 
 def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> StackResult:
@@ -357,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         server_cpu = int(resolve_cpuset(settings.limits.cpuset))
         os.sched_setaffinity(0, {c for c in os.sched_getaffinity(0) if c != server_cpu})
     stacks = [Stack.load(s) for s in settings.stacks]
-    progress = Progress(estimated_seconds(settings, len(stacks) + len(settings.urls)))
+    progress = Progress(estimated_seconds(settings, len(stacks) + len(settings.urls) + (1 if stacks and settings.floor
+                                                                                         else 0)))
     env = environment(settings, stacks)
 
     progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]}")
@@ -386,24 +317,29 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     steal1 = system_cpu()
     wall = time.monotonic() - t0
-    results = [r.to_json() for r in measured]   # results.json's schema; the statistics and reports read it
+    results = [r.to_json() for r in measured if r.target != "floor"]   # results.json's schema, read by the reports
+    floor = next((r.to_json() for r in measured if r.target == "floor"), None)
     if ceilings.samples and results:
         # Once more with every server stopped.
         progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]} again (end of the run)")
         ceilings.sample("end of the run")
     ceiling = ceilings.ceiling()   # the run's one ceiling: the median of its samples, the same for every stack
     env["steal_cores_whole_run"] = round((steal1["steal"] - steal0["steal"]) / wall, 4) if wall > 0 else None
-    for r in results:
+    for r in results + ([floor] if floor else []):
         r["summary"] = summarize(r, ceiling)
+    if floor:
+        for r in results:
+            if r["summary"]:
+                r["summary"]["floor_ratio"] = floor_ratios(r["summary"], floor["summary"])
 
     (out / "results.json").write_text(json.dumps({"environment": env, "ceiling": ceiling, "order": order,
-                                                  "stacks": results}, indent=1))
-    table = write_markdown(out / "results.md", env, ceiling, results, order)
+                                                  "stacks": results, "floor": floor}, indent=1))
+    table = write_markdown(out / "results.md", env, ceiling, results, order, floor)
     charts = write_charts(out, results)
     print(table)
     print(f"results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} "
           f"(results.json, results.md{', ' + ', '.join(charts) if charts else ''})")
-    failed = [r["name"] for r in results if r.get("failed")]
+    failed = [r["name"] for r in results + ([floor] if floor else []) if r.get("failed")]
     if failed:
         print(f"bench: FAILED: {', '.join(failed)} (reasons in results.md, 'No number')", file=sys.stderr)
     return 1 if failed or not results else 0

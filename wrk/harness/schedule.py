@@ -23,13 +23,14 @@ from harness.records import (CAPACITY_P99_MS, STABLE_WITHIN, FlyResult, RateSpec
 
 
 def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...],
-                    repeats: int = 1) -> dict[str, list[RateSpec]]:
+                    repeats: int = 1, calibration: frozenset[str] = frozenset()) -> dict[str, list[RateSpec]]:
     """Per stack, the rates it is offered, `repeats` rounds of: the same absolute rates for all (fractions of the
     slowest stack's closed-loop maximum), then fractions of its own maximum; each round both in a rotated order,
-    so no rate always follows the same one, and every point gets `repeats` runs to pool."""
+    so no rate always follows the same one, and every point gets `repeats` runs to pool. The slowest stack is one
+    of the stacks: a calibration target (the floor) is offered the same rates but does not set them."""
     if not max_rps:
         return {}
-    slowest = min(max_rps.values())
+    slowest = min((v for k, v in max_rps.items() if k not in calibration), default=min(max_rps.values()))
     out = {}
     for name, top in max_rps.items():
         rates = []
@@ -54,6 +55,7 @@ class Live:
     log_path: Path | None = None
     stopped: bool = False
     stack: Any = None            # the stackctl.Stack it runs (its signbench is measured again at the end)
+    calibration: bool = False    # the floor: through every phase, but never what the shared rates are set by
     env: dict | None = None      # the environment it runs with
 
     @property
@@ -209,7 +211,7 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
     ok = [lv for lv in lives if not lv.failed]
     tops = {lv.name: closed_loop_max(lv.result) for lv in ok}
     plan = open_loop_rates({k: v for k, v in tops.items() if v}, settings.shared_fractions, settings.own_fractions,
-                           settings.open_loop_repeats)
+                           settings.open_loop_repeats, frozenset(lv.name for lv in ok if lv.calibration))
     with tempfile.NamedTemporaryFile("w", prefix="bench-bodies-", suffix=".txt", delete=False) as f:
         f.write("\n".join(open_loop_bodies(settings.scenario, settings.wrong_share)) + "\n")
         bodies = Path(f.name)

@@ -34,11 +34,11 @@ def per_login_lines(ok: list[dict]) -> list[str]:
              "OpenSSL's two signatures, the stack has no signbench); *hand-offs/login* = scheduler switches of the "
              "server's threads (voluntary + nonvoluntary, `/proc/<pid>/task/*/status`) per login, each a thread "
              "parked or preempted (* = threads exited during the runs and their switches are not counted: a lower "
-             "bound)." + (" The open-loop columns are at those fractions of the stack's own maximum (medians of "
+             "bound); *CPU ÷ floor* = CPU ms/login ÷ the floor's at the same concurrency (below)." + (" The open-loop columns are at those fractions of the stack's own maximum (medians of "
                           "the runs)." if fractions else ""), "",
-             "| stack | logins/s [range] | at c | CPU ms/login | own ms/login | hand-offs/login | "
+             "| stack | logins/s [range] | at c | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor | "
              + " | ".join(f"own ms/login {f:.0%} | hand-offs/login {f:.0%}" for f in fractions) + (" |" if fractions else "|"),
-             "| --- | ---: | ---: | ---: | ---: | ---: |" + " ---: | ---: |" * len(fractions)]
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: | ---: |" * len(fractions)]
     for r in ok:
         s = r["summary"]
         k = s["by_concurrency"][s["max_rps_at"]]
@@ -48,7 +48,8 @@ def per_login_lines(ok: list[dict]) -> list[str]:
             e = own.get(f, {})
             cells += [_own(e), _handoffs(e)]
         lines.append(f"| {r['name']} | {k['rps']['median']:.0f} [{k['rps']['min']:.0f}–{k['rps']['max']:.0f}] | "
-                     f"{s['max_rps_at']} | {_fmt(k.get('cpu_ms_per_request'), '.3f')} | {_own(k)} | {_handoffs(k)} |"
+                     f"{s['max_rps_at']} | {_fmt(k.get('cpu_ms_per_request'), '.3f')} | {_own(k)} | {_handoffs(k)} | "
+                     f"{_x(((s.get('floor_ratio') or {}).get('by_concurrency', {}).get(s['max_rps_at']) or {}).get('cpu_ms_per_request'))} |"
                      + "".join(f" {c} |" for c in cells))
     shared = sorted({rate for r in ok for rate in shared_points(r["summary"])})
     if shared or fractions:
@@ -137,4 +138,51 @@ def open_loop_lines(with_open: list[dict]) -> list[str]:
             lines.append(point_row(r["name"], f"shared {o['target_rps']:.0f}/s", o))
         for o in r["summary"].get("open_loop_own") or []:
             lines.append(point_row(r["name"], f"{o['fraction']:.0%}", o))
+    return lines + [""]
+
+
+def _x(v) -> str:
+    return "n/a" if v is None else f"{v:.2f}×"
+
+
+def floor_lines(floor: dict | None, ok: list[dict]) -> list[str]:
+    """The floor's own figures (a calibration target, not a stack) and every stack's as a ratio to them at the same
+    load: per concurrency and per shared absolute rate."""
+    if not floor:
+        return []
+    if floor.get("failed") or not floor.get("summary"):
+        return ["## The floor", "", f"The floor got no number: {floor.get('failed') or 'not measured'}.", ""]
+    fs = floor["summary"]
+    conc = sorted(fs["by_concurrency"], key=int)
+    shared = [o for o in fs.get("open_loop_shared") or []]
+    lines = ["## The floor: what this machine and this harness allow", "",
+             "`wrk/floor/`: axum and tokio answering `POST /token` by signing the same two tokens with rust-core's "
+             "TokenSigner (same key, claims and signer), and nothing else — no database, no password, no session. It "
+             "runs through the same phases as the stacks, interleaved with them; it is not one of them. Its own cost "
+             "is HTTP and the request's JSON.", "",
+             "| load | logins/s | CPU ms/login | own ms/login | hand-offs/login | p50 ms | p99 ms |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for c in conc:
+        k = fs["by_concurrency"][c]
+        lines.append(f"| c={c} | {k['rps']['median']:.0f} | {_fmt(k.get('cpu_ms_per_request'), '.3f')} | {_own(k)} | "
+                     f"{_handoffs(k)} | {_ms(k['latency_ms'].get('p50'))} | {_ms(k['latency_ms'].get('p99'))} |")
+    for o in shared:
+        lat = o.get("pooled_latency_ms") or o["latency_ms"]
+        lines.append(f"| {o['target_rps']:.0f}/s | {o['achieved_rps']:.0f} | {_fmt(o.get('cpu_ms_per_request'), '.3f')} | "
+                     f"{_own(o)} | {_handoffs(o)} | {_ms(lat.get('p50'))} | {_ms(lat.get('p99'))} |")
+    rated = [r for r in ok if (r["summary"].get("floor_ratio") or {}).get("by_concurrency")]
+    if rated:
+        rates = [o["target_rps"] for o in shared]
+        lines += ["", "Each stack ÷ the floor at the same load: at each concurrency logins/s ÷ and CPU ms/login ÷; at "
+                  "each shared rate p99 ÷ (pooled).", "",
+                  "| stack | " + " | ".join(f"c={c} logins/s · CPU" for c in conc)
+                  + "".join(f" | {t:.0f}/s p99" for t in rates) + " |",
+                  "| --- |" + " ---: |" * (len(conc) + len(rates))]
+        for r in rated:
+            fr = r["summary"]["floor_ratio"]
+            cells = [f"{_x((fr['by_concurrency'].get(c) or {}).get('rps'))} · "
+                     f"{_x((fr['by_concurrency'].get(c) or {}).get('cpu_ms_per_request'))}" for c in conc]
+            by_rate = {round(e["target_rps"], 1): e for e in fr.get("shared") or []}
+            cells += [_x((by_rate.get(round(t, 1)) or {}).get("p99")) for t in rates]
+            lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
     return lines + [""]

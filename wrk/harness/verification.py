@@ -17,6 +17,10 @@ from stackctl import ROOT
 from harness.keys import JWS_ALGS, key_alg, key_kid, key_label
 
 
+RESOURCE = "channel-api"   # JWT_AUDIENCE as stackctl.contract_env sets it
+DEFAULT_CLIENT = "public"  # DEFAULT_CLIENT_ID's default (spec §5)
+
+
 def verify_service(base_url: str, issuer: str | None, key_type: str | None) -> str | None:
     """Two logins whose tokens verify against the served JWKS; None when all is well, else the reason. With a
     key type (the services this runner starts), the JWKS must serve that dev key's `kid` (spec/vectors.json) and
@@ -50,8 +54,13 @@ def verify_service(base_url: str, issuer: str | None, key_type: str | None) -> s
                 expected = alg if want is not None else keys[kid].get("alg") or header.get("alg")
                 if expected not in JWS_ALGS or header.get("alg") != expected:
                     return f"{name} is signed with {header.get('alg')!r}, expected {expected!r}"
+                # spec §2: the access token's audience is the resource (JWT_AUDIENCE), the ID token's the client
+                # (the request's client_id, else DEFAULT_CLIENT_ID: "public"; these logins name none). A --url
+                # target may run a release from before that rule, whose ID token carried the resource.
+                audience = RESOURCE if name == "access_token" else (
+                    [DEFAULT_CLIENT] if key_type is not None else [DEFAULT_CLIENT, RESOURCE])
                 claims = jwt.decode(token, jwt.PyJWK(keys[kid], expected).key, algorithms=[expected],
-                                    audience="channel-api", issuer=issuer, options={"verify_iss": issuer is not None})
+                                    audience=audience, issuer=issuer, options={"verify_iss": issuer is not None})
                 if name == "id_token" and claims.get("email") != creds["username"]:
                     return f"id_token email is {claims.get('email')!r}"
         return None

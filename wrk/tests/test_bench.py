@@ -976,6 +976,7 @@ class FakeIssuer(BaseHTTPRequestHandler):
     signing = "rsa-2048"
     published = ["rsa-2048"]
     issuer = "http://localhost:9999"
+    id_aud = "public"   # spec §2: the ID token is for the client (DEFAULT_CLIENT_ID when the login names none)
 
     def _send(self, status: int, body: dict) -> None:
         data = json.dumps(body).encode()
@@ -1001,7 +1002,8 @@ class FakeIssuer(BaseHTTPRequestHandler):
         claims = {"iss": FakeIssuer.issuer, "aud": "channel-api", "sub": "u", "iat": now, "exp": now + 600}
         access = jwt.encode({**claims, "client_id": "public"}, key, algorithm=alg,
                             headers={"kid": kid, "typ": "at+jwt"})
-        ident = jwt.encode({**claims, "email": creds["username"]}, key, algorithm=alg, headers={"kid": kid})
+        ident = jwt.encode({**claims, "aud": FakeIssuer.id_aud, "email": creds["username"]}, key, algorithm=alg,
+                           headers={"kid": kid})
         self._send(200, {"access_token": access, "id_token": ident, "token_type": "Bearer", "expires_in": 600})
 
     def log_message(self, *args):
@@ -1015,7 +1017,7 @@ def issuer():
     t.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
-    FakeIssuer.signing, FakeIssuer.published = "rsa-2048", ["rsa-2048"]
+    FakeIssuer.signing, FakeIssuer.published, FakeIssuer.id_aud = "rsa-2048", ["rsa-2048"], "public"
 
 
 @pytest.mark.parametrize("key_type", ["rsa-2048", "rsa-4096", "p-256", "ed25519"])
@@ -1024,6 +1026,12 @@ def test_verify_service_checks_the_chosen_dev_key_and_its_algorithm(issuer, key_
     assert verification.verify_service(issuer, FakeIssuer.issuer, key_type) is None
     assert verification.verify_service(issuer, None, None) is None, "a --url target: any allowed algorithm in its JWKS"
     assert "InvalidIssuerError" in verification.verify_service(issuer, "https://elsewhere.test", key_type)
+
+
+def test_verify_service_wants_the_id_token_for_the_client_and_the_access_token_for_the_resource(issuer):
+    FakeIssuer.id_aud = "channel-api"   # a release from before spec §2 gave the ID token the resource's audience
+    assert "InvalidAudienceError" in verification.verify_service(issuer, FakeIssuer.issuer, "rsa-2048")
+    assert verification.verify_service(issuer, None, None) is None, "a --url target may run such a release"
 
 
 def test_verify_service_refuses_another_key_type(issuer):

@@ -114,8 +114,8 @@ def test_the_per_login_tables_carry_own_cost_and_hand_offs_for_every_key_type(tm
         r = _result(gone=2)
         r["summary"] = summary.summarize(r, None)
         text = reports.write_markdown(tmp_path / "r.md", _env(key_type), None, [r])
-        assert "| stack | logins/s [range] | at c | CPU ms/login | own ms/login | hand-offs/login | " \
+        assert "| stack | logins/s [range] | at c | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor | " \
                "own ms/login 50% | hand-offs/login 50% |" in text
         # saturation: CPU 0.6, own 0.4, 5.0 hand-offs, starred (threads exited: a lower bound); at 50 %: 0.7, 7.0
-        assert "| akka | 1000 [1000–1000] | 64 | 0.600 | 0.400 | 5.0* | 0.700 | 7.0 |" in text
+        assert "| akka | 1000 [1000–1000] | 64 | 0.600 | 0.400 | 5.0* | n/a | 0.700 | 7.0 |" in text
         assert "| akka | 0.400 · 5.0* | 0.800 · 11.0 | 0.700 · 7.0 |" in text
