@@ -330,12 +330,30 @@ def tls_only_cluster(own_process):
         yield pg
 
 
-@pytest.mark.parametrize("case", ["disable", "verify-full-other-ca", "verify-full-localhost", "require", "prefer",
-                                  "no-sslmode"])
-def test_against_a_tls_only_database(own_process, tls_only_cluster, workdir, case):
-    """Plain TCP and an untrusted server certificate cannot log in (the service runs, /health says down, /token
-    answers 503); verification by host name (DNS SAN), encryption without verification and libpq's default
-    (prefer: TLS when the server offers it) can. Runs whatever --db-tls says, on a cluster of its own."""
+TLS_CASES = ["disable", "verify-full-other-ca", "verify-full-localhost", "require", "prefer", "no-sslmode"]
+
+
+def start_together(starts: dict) -> dict:
+    """Runs the service starts (id -> a function returning a started Service) REFUSAL_WORKERS at a time; a start that
+    failed gives its exception (pytest.fail's included) in place of the Service."""
+    def one(start):
+        try:
+            return start()
+        except BaseException as e:  # noqa: BLE001 - pytest.fail raises an OutcomeException, reported by the test
+            return e
+    with concurrent.futures.ThreadPoolExecutor(REFUSAL_WORKERS) as pool:
+        return dict(zip(starts, pool.map(one, starts.values())))
+
+
+def started_or_fail(svc):
+    if isinstance(svc, BaseException):
+        pytest.fail(f"did not start: {svc}")
+    return svc
+
+
+@pytest.fixture(scope="module")
+def tls_services(own_process, tls_only_cluster, workdir):
+    """The services of test_against_a_tls_only_database, one per case, started together."""
     pg = tls_only_cluster
     url = {
         "disable": pg.url_for("disable", service=True),
@@ -345,11 +363,29 @@ def test_against_a_tls_only_database(own_process, tls_only_cluster, workdir, cas
         "require": pg.url_for("require", service=True),
         "prefer": pg.url_for("prefer", service=True),
         "no-sslmode": pg.service_plain_url,
-    }[case]
-    can_log_in = case not in ("disable", "verify-full-other-ca")
-    svc = start_service(own_process, url, workdir / f"tls-{case}.log", pg, wait_for=200 if can_log_in else 503)
+    }
+    services = start_together({
+        case: lambda case=case: start_service(own_process, url[case], workdir / f"tls-{case}.log", pg,
+                                              wait_for=200 if can_log_in(case) else 503)
+        for case in TLS_CASES})
+    yield services
+    for svc in services.values():
+        if not isinstance(svc, BaseException):
+            stackctl.stop_process(svc.proc)
+
+
+def can_log_in(case: str) -> bool:
+    return case not in ("disable", "verify-full-other-ca")
+
+
+@pytest.mark.parametrize("case", TLS_CASES)
+def test_against_a_tls_only_database(tls_services, case):
+    """Plain TCP and an untrusted server certificate cannot log in (the service runs, /health says down, /token
+    answers 503); verification by host name (DNS SAN), encryption without verification and libpq's default
+    (prefer: TLS when the server offers it) can. Runs whatever --db-tls says, on a cluster of its own."""
+    svc = started_or_fail(tls_services[case])
     try:
-        if can_log_in:
+        if can_log_in(case):
             assert_token_pair(token(svc.base_url), TTL)
         else:
             assert_unavailable(svc)
@@ -368,13 +404,18 @@ def test_refuses_bad_pool_settings(refusal, case):
 
 def test_pool_settings_at_their_minimums_or_empty_are_accepted(own_process, workdir, open_database):
     """30 and 10 are the smallest values (HikariCP's own minimums); set but empty counts as unset."""
+    settings = ({LIFETIME: "30", IDLE: "10"}, {LIFETIME: "", IDLE: ""}, {LIFETIME: "31", IDLE: "30"})
     with open_database() as (url, pg):
-        for i, env in enumerate(({LIFETIME: "30", IDLE: "10"}, {LIFETIME: "", IDLE: ""}, {LIFETIME: "31", IDLE: "30"})):
-            svc = start_service(own_process, url, workdir / f"pool-settings-{i}.log", pg, **env)
-            try:
-                assert_token_pair(token(svc.base_url), TTL)
-            finally:
-                stackctl.stop_process(svc.proc)
+        services = start_together({
+            i: lambda i=i, env=env: start_service(own_process, url, workdir / f"pool-settings-{i}.log", pg, **env)
+            for i, env in enumerate(settings)})
+        try:
+            for svc in services.values():
+                assert_token_pair(token(started_or_fail(svc).base_url), TTL)
+        finally:
+            for svc in services.values():
+                if not isinstance(svc, BaseException):
+                    stackctl.stop_process(svc.proc)
 
 
 # --------------------------------------------------------------------------- inline key, shutdown
