@@ -18,6 +18,7 @@
     tables        results.md's per-login tables (own cost and hand-offs per login at every load)
     floor         the floor (wrk/floor/), a calibration target, and every stack's ratio to it
     dockerbench   --target docker: the compose stacks in their containers
+    argon2        the argon2 profile: argon2id ceiling, logins per core, Keycloak's figure
     runner        each stack prepared, started and stopped; main()
 
 wrk/ stays on sys.path (the modules import `stackctl` from it, as bench.py always did).

@@ -18,7 +18,8 @@ from harness.records import Settings
 OHA_VERSION = "1.15.0"  # wrk/install-loadgen.sh installs this one
 
 
-def run_wrk(url: str, connections: int, seconds: int, threads: int, scenario: str, wrong: float) -> dict:
+def run_wrk(url: str, connections: int, seconds: int, threads: int, scenario: str, wrong: float,
+            shed_ok: bool = False) -> dict:
     """One wrk run with users.lua. Throughput counts 200s only (`rps`; `rps_all` counts every answer); every
     other status (400s aside when wrong passwords are sent on purpose) and every socket error is an error.
     `wrk_cpu_s` is wrk's own CPU time (user + system), from the rusage of the reaped child."""
@@ -29,16 +30,20 @@ def run_wrk(url: str, connections: int, seconds: int, threads: int, scenario: st
     raw = stackctl.read_wrk_json(res.stdout)
     if res.returncode != 0 or raw is None:
         raise ToolError(f"wrk failed (exit {res.returncode}): {(res.stderr or res.stdout).strip()[-400:]}")
-    data = count_wrk_answers(raw, wrong)
+    data = count_wrk_answers(raw, wrong, shed_ok)
     data["connections"] = connections
     data["wrk_cpu_s"] = round(wrk_cpu, 3)
     return data
 
 
-def count_wrk_answers(data: dict, wrong: float) -> dict:
+def count_wrk_answers(data: dict, wrong: float, shed_ok: bool = False) -> dict:
     """users.lua's counts → throughput of 200s (`rps`; `rps_all` every answer) and the errors: every other status
-    (400s aside when wrong passwords are sent on purpose) and every socket error."""
-    expected = {200} | ({400} if wrong > 0 else set())
+    (400s aside when wrong passwords are sent on purpose; 503s aside where shedding is what is measured, the argon2
+    profile: counted as `shed`) and every socket error."""
+    expected = {200} | ({400} if wrong > 0 else set()) | ({503} if shed_ok else set())
+    if shed_ok:
+        data["shed"] = data["status"].get("503", 0)
+        data["shed_ok"] = True
     data["unexpected_status"] = sum(n for s, n in data["status"].items() if int(s) not in expected)
     data["errors"] = data["unexpected_status"] + sum(data["socket_errors"].values())
     ok = data["status"].get("200", 0)
@@ -54,7 +59,8 @@ def run_failure(run: dict, phase: str) -> str | None:
         return None
     parts = []
     if run.get("unexpected_status"):
-        bad = {s: n for s, n in run["status"].items() if s != "200" and not (s == "400" and run.get("wrong_share"))}
+        bad = {s: n for s, n in run["status"].items() if s != "200" and not (s == "400" and run.get("wrong_share"))
+               and not (s == "503" and run.get("shed_ok"))}
         parts.append(f"{run['unexpected_status']} unexpected answers {json.dumps(bad, sort_keys=True)}")
     sock = {k: v for k, v in (run.get("socket_errors") or {}).items() if v}
     if sock:

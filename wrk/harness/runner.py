@@ -17,6 +17,7 @@ from pathlib import Path
 import stackctl
 from stackctl import ROOT, Stack, ToolError
 
+from harness.argon2 import KEYCLOAK, KEYCLOAK_PER_VCPU, argon2_ceiling, argon2_lines, argon2_summary
 from harness.ceilings import CeilingLog, own_ceiling, own_ceiling_through_run, provider_problem
 from harness.cgroups import Cgroup, resolve_cpuset
 from harness.cli import Progress, estimated_seconds, parse_args
@@ -327,14 +328,30 @@ def main(argv: list[str] | None = None) -> int:
     env["steal_cores_whole_run"] = round((steal1["steal"] - steal0["steal"]) / wall, 4) if wall > 0 else None
     for r in results + ([floor] if floor else []):
         r["summary"] = summarize(r, ceiling)
+    argon2 = None
+    if settings.shed_ok and results:
+        progress.say("ceiling", f"argon2id, one process per core ({settings.signbench_s:g} s)")
+        try:
+            argon2 = argon2_ceiling(settings.signbench_s)
+        except (ToolError, OSError, ValueError) as e:
+            print(f"bench: {e}", file=sys.stderr)
+        for r in results:
+            if r["summary"]:
+                r["summary"]["argon2"] = argon2_summary(r, argon2)
     if floor:
         for r in results:
             if r["summary"]:
                 r["summary"]["floor_ratio"] = floor_ratios(r["summary"], floor["summary"])
 
     (out / "results.json").write_text(json.dumps({"environment": env, "ceiling": ceiling, "order": order,
-                                                  "stacks": results, "floor": floor}, indent=1))
+                                                  "stacks": results, "floor": floor,
+                                                  **({"argon2": {"ceiling": argon2, "keycloak_per_vcpu": KEYCLOAK_PER_VCPU,
+                                                                 "keycloak_source": KEYCLOAK}}
+                                                     if settings.shed_ok else {})}, indent=1))
     table = write_markdown(out / "results.md", env, ceiling, results, order, floor)
+    if settings.shed_ok:
+        table += "\n" + "\n".join(argon2_lines(results, argon2))
+        (out / "results.md").write_text(table)
     charts = write_charts(out, results)
     print(table)
     print(f"results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} "

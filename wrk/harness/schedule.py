@@ -87,7 +87,8 @@ def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, meas
     live.mark(phase)
     before = live.snapshot()
     try:
-        run = run_wrk(live.url, c, secs, settings.wrk_threads, settings.scenario, settings.wrong_share)
+        run = run_wrk(live.url, c, secs, settings.wrk_threads, settings.scenario, settings.wrong_share,
+                      settings.shed_ok)
     except (ToolError, subprocess.TimeoutExpired) as e:
         live.fail(f"{phase}: {e}")
         return None

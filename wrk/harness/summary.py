@@ -84,6 +84,9 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
             if v is not None:
                 s[key] = v
         s.update(handoffs(runs))
+        if any(r.get("shed_ok") for r in runs):   # the argon2 profile: 503s counted, not failures
+            s["shed"] = sum(r.get("shed", 0) for r in runs)
+            s["shed_share"] = round(s["shed"] / s["requests"], 4) if s["requests"] else 0.0
         machines = [r["machine"] for r in runs if r.get("machine")]
         if machines:
             s["machine"] = {k: round(statistics.median(m[k] for m in machines), 3)
