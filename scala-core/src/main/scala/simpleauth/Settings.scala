@@ -136,7 +136,9 @@ object Settings {
       _       <- Either.cond(str("TRUST_PROXY_HEADERS", "").isEmpty, (), SettingsError(
                    "TRUST_PROXY_HEADERS was replaced by TRUSTED_PROXIES (the proxies' addresses or CIDRs, comma-separated); unset it"))
       proxies <- TrustedProxies.parse(env.getOrElse("TRUSTED_PROXIES", "")).left.map(why => SettingsError(s"TRUSTED_PROXIES $why"))
-      checks  <- positive("MAX_PASSWORD_CHECKS", LimitSettings.defaultMaxPasswordChecks(checksAtOnce))
+      // The default only when unset: computing it touches Argon2Memory (see above), which a refused value must not.
+      checks  <- if (str("MAX_PASSWORD_CHECKS", "").isEmpty) Right(LimitSettings.defaultMaxPasswordChecks(checksAtOnce))
+                 else positive("MAX_PASSWORD_CHECKS", 1)
     } yield Settings(
       host = str("HOST", "0.0.0.0"),
       port = port.toInt,

@@ -40,6 +40,9 @@ class SettingsSpec extends AnyWordSpec with Matchers {
       checks(1) shouldBe Right(4)
       checks(3) shouldBe Right(12)
       checks(1, "MAX_PASSWORD_CHECKS" -> "5") shouldBe Right(5)
+      // The default is not computed (Argon2Memory not touched) when the variable is set, valid or not.
+      Settings.fromEnv(env("MAX_PASSWORD_CHECKS" -> "5"), fail("the default was computed")).map(_.limits.maxPasswordChecks) shouldBe Right(5)
+      Settings.fromEnv(env("MAX_PASSWORD_CHECKS" -> "0"), fail("the default was computed")).isLeft shouldBe true
     }
 
     "read the settings of sessions and limits" in {

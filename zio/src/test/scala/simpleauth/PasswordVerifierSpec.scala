@@ -73,6 +73,21 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
           !rec.argon2idRuns.exists(_.stored == rec.verifier.dummyHash)
         )
       },
+      test("a wrong password of a legacy HMAC user costs the same dummy argon2id run (the decoy); a right one none") {
+        for
+          rec    <- ZIO.service[Recorded]
+          answer <- login("john@example.com", "not-his-password")
+          wrong   = rec.argon2idRuns
+          _      <- ZIO.succeed(rec.calls.clear())
+          right  <- login("john@example.com", "TopSecret0!")
+        yield assertTrue(
+          answer == (Status.BadRequest, invalidGrant),
+          wrong.map(_.stored) == List(rec.verifier.dummyHash),
+          wrong.forall(_.thread.contains("blocking")),
+          right._1 == Status.Ok,
+          rec.argon2idRuns.isEmpty
+        )
+      },
       test("an unusable hash is logged at warning once per user, not per login") {
         for
           before   <- ZTestLogger.logOutput
@@ -84,6 +99,20 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
       }
     ).provide(recorded, users, RoutesSpec.signerLayer, ZLayer.succeed(new UnusableHashLog()), TokenService.live,
       ZLayer.succeed(RoutesSpec.testConfig), AddressLimiterLayer.live),
+    test("verify of a legacy HMAC mismatch pays the decoy argon2id run and is counted once, as hmac-sha256 mismatch") {
+      val mismatch = "simpleauth_password_checks_total{result=\"mismatch\",scheme=\"hmac-sha256\"}"
+      val legacy   = Vectors.passwords.find(_.name == "legacy-john").get.hash
+      for
+        rec    <- ZIO.service[Recorded]
+        before <- Metrics.scrape(ZIO.succeed(PoolState(0, 0, 0, 0)))
+        result <- rec.verifier.verify("wrong", legacy)
+        after  <- Metrics.scrape(ZIO.succeed(PoolState(0, 0, 0, 0)))
+      yield assertTrue(
+        result == Verification.Mismatch,
+        rec.argon2idRuns.map(_.stored) == List(rec.verifier.dummyHash),
+        checks(after) == checks(before).updated(mismatch, checks(before).getOrElse(mismatch, 0.0) + 1)
+      )
+    }.provide(recorded),
     test("verify of an unusable stored hash pays the decoy argon2id run and is counted once, as unusable (not as dummy)") {
       val unusable = "simpleauth_password_checks_total{result=\"unusable\",scheme=\"unknown\"}"
       for

@@ -163,6 +163,21 @@ object TokenServiceSpec extends ZIOSpecDefault:
                    }
       yield assertTrue(results == List(true, true))
     },
+    test("a refresh token expires at the earlier of its TTL and its session's end; rotation never extends the session") {
+      for
+        db       <- InMemoryDatabase.make(maxLifetimeSeconds = 1000) // below the TTL (3600)
+        verifier <- ZIO.service[PasswordVerifier]
+        signer   <- ZIO.service[KeyRing]
+        unusable <- ZIO.service[UnusableHashLog]
+        limiter  <- ZIO.service[AddressLimiter]
+        service   = TokenService.Live(db, db, verifier, signer, unusable, limiter, "public")
+        first    <- service.issue(john, None)
+        one      <- db.row(first.refreshToken).map(_.get)
+        second   <- service.issue(TokenRequest.Refresh(first.refreshToken), None)
+        two      <- db.row(second.refreshToken).map(_.get)
+      yield assertTrue(one.expiresAt == one.sessionExpiresAt, two.sessionExpiresAt == one.sessionExpiresAt,
+        !two.expiresAt.isAfter(one.sessionExpiresAt))
+    },
     test("revoke: the family of a well-formed token; nothing asked for anything else") {
       for
         db     <- ZIO.service[InMemoryDatabase]
