@@ -126,6 +126,8 @@ def metrics(stack: dict) -> dict[str, Value]:
             out[f"CPU ms/request c={c}"] = _runs(raw, bc["cpu_ms_per_request"]) or Value(bc["cpu_ms_per_request"])
         if (own := own_costs(stack).get(c)) is not None:
             out[f"own cost ms/request c={c}"] = own
+        if (hand := _spread(bc.get("switches_per_request_spread"))) is not None:
+            out[f"hand-offs/request c={c}"] = hand
         for key, label in (("wrk_cpu_ms_per_request", "wrk CPU ms/request"),
                            ("pg_cpu_ms_per_request", "PostgreSQL CPU ms/request")):
             if bc.get(key) is not None:
@@ -150,15 +152,25 @@ def metrics(stack: dict) -> dict[str, Value]:
         out["OpenSSL signatures/s per core"] = _runs(ossl.get("runs_signs_per_s_per_core"),
                                                      ossl.get("signs_per_s_per_core"))
     own_summary = s.get("open_loop_own")
+    shared_summary = s.get("open_loop_shared")
     for o in s.get("open_loop") or []:
         p99 = (o.get("latency_ms") or {}).get("p99")
-        if p99 is not None and (o.get("kind") == "shared" or own_summary is None):
+        if p99 is not None and ((o.get("kind") == "shared" and shared_summary is None) or
+                                (o.get("kind") != "shared" and own_summary is None)):
             tag = f"{o['target_rps']:.0f}/s" if o.get("kind") == "shared" else f"{o['fraction']:.0%} of own max"
             out[f"open-loop p99 ms @ {tag}"] = Value(p99)
-    for o in own_summary or []:   # repeated runs at each fraction: the median, weighed against the repeats' range
+    # Repeated runs at each point: the pooled p99 where the set pooled its runs' requests, else the runs' median,
+    # weighed against the runs' range; own cost and hand-offs per request at the point.
+    points = [(f"{o['target_rps']:.0f}/s", o) for o in shared_summary or []]
+    points += [(f"{o['fraction']:.0%} of own max", o) for o in own_summary or []]
+    for tag, o in points:
         sp = o["p99_spread"]
-        out[f"open-loop p99 ms @ {o['fraction']:.0%} of own max"] = (
-            Value(sp["median"], sp["min"], sp["max"]) if o["runs"] > 1 else Value(sp["median"]))
+        p99 = (o.get("pooled_latency_ms") or {}).get("p99", sp["median"])
+        out[f"open-loop p99 ms @ {tag}"] = Value(p99, sp["min"], sp["max"]) if o["runs"] > 1 else Value(p99)
+        for key, label in (("own_cost_ms_per_request", "own cost ms/request"),
+                           ("switches_per_request", "hand-offs/request")):
+            if o.get(key) is not None:
+                out[f"{label} @ {tag}"] = Value(o[key])
     fly = s.get("fly") or {}
     for key, label in (("sustained_rps", "fly sustained rps"), ("burst_s", "fly burst seconds"),
                        ("startup_empty_balance_s", "fly start-up from empty balance s")):
@@ -179,6 +191,8 @@ def compare(a: dict, b: dict) -> list[dict]:
     rows = []
     sa = {s["name"]: s for s in a["stacks"]}
     sb = {s["name"]: s for s in b["stacks"]}
+    if a.get("floor") and b.get("floor"):   # the calibration target, compared like a stack under its own name
+        sa["floor (calibration)"], sb["floor (calibration)"] = a["floor"], b["floor"]
     for name in [n for n in sa if n in sb]:
         if sa[name].get("failed") or sb[name].get("failed"):
             rows.append({"stack": name, "metric": "failed", "a": sa[name].get("failed"), "b": sb[name].get("failed")})

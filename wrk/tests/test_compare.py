@@ -131,3 +131,22 @@ def test_own_cost_side_by_side_cli(tmp_path, capsys):
     assert rows[0]["key_types"] == ["rsa-2048", "p-256", "ed25519"] and rows[0]["own_cost"][1]["value"] == 0.11
     with pytest.raises(SystemExit):
         compare.main(paths)   # without --own-cost: exactly two sets
+
+
+def test_hand_offs_pooled_points_and_the_floor_are_compared():
+    def stack(name, hand, pooled_p99):
+        point = {"fraction": 0.5, "target_rps": 800.0, "runs": 5, "p99_spread": {"median": 9.0, "min": 8.0, "max": 12.0},
+                 "pooled_latency_ms": {"p99": pooled_p99}, "own_cost_ms_per_request": 0.3, "switches_per_request": hand}
+        return {"name": name, "summary": {
+            "by_concurrency": {"64": {"rps": {"median": 1000, "min": 990, "max": 1010},
+                                      "switches_per_request_spread": {"median": hand, "min": hand - 1, "max": hand + 1}}},
+            "open_loop_shared": [point], "open_loop_own": [point]}}
+    a = {"environment": {}, "stacks": [stack("akka", 16.0, 10.0)], "floor": stack("floor", 1.0, 2.0)}
+    b = {"environment": {}, "stacks": [stack("akka", 8.0, 11.0)], "floor": stack("floor", 1.0, 2.0)}
+    rows = {(r["stack"], r["metric"]): r for r in compare.compare(a, b)}
+    assert rows[("akka", "hand-offs/request c=64")]["ratio"] == 0.5
+    assert rows[("akka", "hand-offs/request c=64")]["verdict"] == "OUTSIDE"
+    p99 = rows[("akka", "open-loop p99 ms @ 800/s")]
+    assert (p99["a"], p99["b"]) == (10.0, 11.0) and p99["verdict"] == "inside"   # pooled, weighed by the runs' range
+    assert rows[("akka", "hand-offs/request @ 50% of own max")]["b"] == 8.0
+    assert rows[("floor (calibration)", "rps c=64")]["ratio"] == 1.0
