@@ -28,7 +28,7 @@ use simple_auth_core::user::User;
 use uuid::Uuid;
 
 /// The `sub` of every token: the floor has no users.
-const USER_ID: Uuid = Uuid::from_u128(0x0f10_0f10_0f10_4f10_8f10_0f100f100f10);
+const USER_ID: Uuid = Uuid::from_u128(0x0f10_0f10_0f10_4f10_8f10_0f10_0f10_0f10);
 
 struct Floor {
     signer: TokenSigner,
@@ -59,8 +59,10 @@ fn run() -> Result<(), String> {
         Some(v) => v.parse().map_err(|_| "TOKEN_TTL_SECONDS must be a whole number".to_owned())?,
         None => 600,
     };
-    let signer = TokenSigner::from_pem(&pem, var("JWT_ISSUER")?, var("JWT_AUDIENCE")?, ttl).map_err(|e| e.to_string())?;
-    let default_client_id = std::env::var("DEFAULT_CLIENT_ID").ok().filter(|v| !v.is_empty()).unwrap_or("public".into());
+    let signer =
+        TokenSigner::from_pem(&pem, var("JWT_ISSUER")?, var("JWT_AUDIENCE")?, ttl).map_err(|e| e.to_string())?;
+    let default_client_id =
+        std::env::var("DEFAULT_CLIENT_ID").ok().filter(|v| !v.is_empty()).unwrap_or("public".into());
     let floor = Arc::new(Floor { signer, default_client_id });
     // One worker per core, as axum's service runs; the signature is signed on the worker itself (no hand-off).
     let cores = available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -94,13 +96,8 @@ async fn token(State(floor): State<Arc<Floor>>, body: Bytes) -> Response {
     let Grant::Password { username, .. } = request.grant else {
         return answer(StatusCode::BAD_REQUEST, r#"{"error":"unsupported_grant_type"}"#.into());
     };
-    let user = User {
-        id: USER_ID,
-        name: username.clone(),
-        email: username.clone(),
-        username,
-        password_hash: String::new(),
-    };
+    let user =
+        User { id: USER_ID, name: username.clone(), email: username.clone(), username, password_hash: String::new() };
     let client_id = request.client_id.as_deref().unwrap_or(&floor.default_client_id);
     match floor.signer.issue(&user, client_id, Uuid::new_v4()) {
         Ok(pair) => answer(
