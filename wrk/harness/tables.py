@@ -18,6 +18,12 @@ def _handoffs(e: dict) -> str:
     return "n/a" if v is None else f"{v:.1f}" + ("*" if e.get("threads_gone") else "")
 
 
+def _warm(result: dict, c: str) -> str:
+    """How long the stack needed to reach its steady cost at concurrency c (* = the cap, the rule not met)."""
+    w = next((w for w in result.get("warmups") or [] if str(w.get("concurrency")) == str(c)), None)
+    return "n/a" if w is None else f"{w['seconds']:.0f}" + ("" if w.get("stable") else "*")
+
+
 def shared_points(summary: dict) -> dict[float, dict]:
     """The shared absolute rates, one entry per rate (summary.open_loop_own_summary of kind "shared")."""
     return {o["target_rps"]: o for o in summary.get("open_loop_shared") or []}
@@ -34,11 +40,13 @@ def per_login_lines(ok: list[dict]) -> list[str]:
              "OpenSSL's two signatures, the stack has no signbench); *hand-offs/login* = scheduler switches of the "
              "server's threads (voluntary + nonvoluntary, `/proc/<pid>/task/*/status`) per login, each a thread "
              "parked or preempted (* = threads exited during the runs and their switches are not counted: a lower "
-             "bound); *CPU ÷ floor* = CPU ms/login ÷ the floor's at the same concurrency (below)." + (" The open-loop columns are at those fractions of the stack's own maximum (medians of "
-                          "the runs)." if fractions else ""), "",
-             "| stack | logins/s [range] | at c | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor | "
+             "bound); *warm-up s* = the warm-up at that concurrency until the rule held (* = stopped at the cap); "
+             "*CPU ÷ floor* = CPU ms/login ÷ the floor's at the same concurrency (below)."
+             + (" The open-loop columns are at those fractions of the stack's own maximum (medians of the runs)."
+                if fractions else ""), "",
+             "| stack | logins/s [range] | at c | warm-up s | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor | "
              + " | ".join(f"own ms/login {f:.0%} | hand-offs/login {f:.0%}" for f in fractions) + (" |" if fractions else "|"),
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: | ---: |" * len(fractions)]
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: | ---: |" * len(fractions)]
     for r in ok:
         s = r["summary"]
         k = s["by_concurrency"][s["max_rps_at"]]
@@ -48,7 +56,8 @@ def per_login_lines(ok: list[dict]) -> list[str]:
             e = own.get(f, {})
             cells += [_own(e), _handoffs(e)]
         lines.append(f"| {r['name']} | {k['rps']['median']:.0f} [{k['rps']['min']:.0f}–{k['rps']['max']:.0f}] | "
-                     f"{s['max_rps_at']} | {_fmt(k.get('cpu_ms_per_request'), '.3f')} | {_own(k)} | {_handoffs(k)} | "
+                     f"{s['max_rps_at']} | {_warm(r, s['max_rps_at'])} | {_fmt(k.get('cpu_ms_per_request'), '.3f')} | "
+                     f"{_own(k)} | {_handoffs(k)} | "
                      f"{_x(((s.get('floor_ratio') or {}).get('by_concurrency', {}).get(s['max_rps_at']) or {}).get('cpu_ms_per_request'))} |"
                      + "".join(f" {c} |" for c in cells))
     shared = sorted({rate for r in ok for rate in shared_points(r["summary"])})

@@ -115,7 +115,7 @@ def test_every_stack_is_a_ratio_of_the_floor_at_the_same_load_and_the_floor_is_n
     assert "## The floor: what this machine and this harness allow" in text
     assert "| c=64 | 4000 | 0.250 | 0.150 | 2.0 | 1.0 | 4.0 |" in text
     assert "| zio | 0.25× · 4.00× | 4.50× |" in text
-    assert "| zio | 1000 [1000–1000] | 64 | 1.000 | 0.900 | 2.0 | 4.00× |" in text
+    assert "| zio | 1000 [1000–1000] | 64 | n/a | 1.000 | 0.900 | 2.0 | 4.00× |" in text
     assert "| floor |" not in text   # the floor is no row of the stacks' tables
     failed = reports.write_markdown(tmp_path / "f.md", env, None, [s], None, {"name": "floor", "failed": "build"})
     assert "The floor got no number: build." in failed

@@ -78,6 +78,7 @@ def _result(gone: int = 0) -> dict:
                 "switches": {"threads_gone": 0}, "machine": {"busy_cores": 1.0}}
     return {"name": "akka", "own_ceiling": {"pair_ms": 0.2, "provider": "ACCP", "token_pairs_per_s_per_core": 5000.0},
             "runs": {"64": [run(0.5, 4.0), run(0.6, 5.0), run(0.7, 9.0)]},
+            "warmups": [{"concurrency": 64, "seconds": 75.2, "stable": False}],
             "open_loop": [olr("shared", 0.5, 300.0, 0.9, 10.0), olr("shared", 0.5, 300.0, 1.1, 12.0),
                           olr("own", 0.5, 500.0, 0.8, 8.0, 1), olr("own", 0.5, 500.0, 1.0, 6.0, 2)]}
 
@@ -114,8 +115,9 @@ def test_the_per_login_tables_carry_own_cost_and_hand_offs_for_every_key_type(tm
         r = _result(gone=2)
         r["summary"] = summary.summarize(r, None)
         text = reports.write_markdown(tmp_path / "r.md", _env(key_type), None, [r])
-        assert "| stack | logins/s [range] | at c | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor | " \
+        assert "| stack | logins/s [range] | at c | warm-up s | CPU ms/login | own ms/login | hand-offs/login | " \
+               "CPU ÷ floor | " \
                "own ms/login 50% | hand-offs/login 50% |" in text
         # saturation: CPU 0.6, own 0.4, 5.0 hand-offs, starred (threads exited: a lower bound); at 50 %: 0.7, 7.0
-        assert "| akka | 1000 [1000–1000] | 64 | 0.600 | 0.400 | 5.0* | n/a | 0.700 | 7.0 |" in text
+        assert "| akka | 1000 [1000–1000] | 64 | 75* | 0.600 | 0.400 | 5.0* | n/a | 0.700 | 7.0 |" in text
         assert "| akka | 0.400 · 5.0* | 0.800 · 11.0 | 0.700 · 7.0 |" in text
