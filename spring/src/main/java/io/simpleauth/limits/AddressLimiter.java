@@ -81,26 +81,40 @@ public class AddressLimiter {
 		}
 		InetAddress key = key(address);
 		long now = this.clock.getAsLong();
-		if (!this.windows.containsKey(key) && this.windows.size() >= this.capacity && !sweep(now)) {
-			return Reservation.NONE; // full of live windows: not tracked
+		Window current = this.windows.get(key);
+		if (current == null) {
+			if (this.windows.size() >= this.capacity && !sweep(now)) {
+				return Reservation.NONE; // full of live windows: not tracked
+			}
 		}
-		long[] lockedFor = { 0 };
+		else if (current.failures() >= this.maxFailures && now - current.start() < this.windowNanos) {
+			// Locked: refused without taking the entry's lock, which a flood from one address would queue on (a
+			// refusal reserves nothing, so a read is enough).
+			throw locked(current, now);
+		}
+		boolean[] locked = { false };
 		Window reserved = this.windows.compute(key, (k, window) -> {
 			if (window == null || now - window.start() >= this.windowNanos) {
 				return new Window(now, 1);
 			}
 			if (window.failures() >= this.maxFailures) {
-				lockedFor[0] = this.windowNanos - (now - window.start());
+				locked[0] = true;
 				return window;
 			}
 			return new Window(window.start(), window.failures() + 1);
 		});
-		if (lockedFor[0] > 0) {
-			this.metrics.rejection(Rejection.ADDRESS_LOCKED);
-			long second = TimeUnit.SECONDS.toNanos(1);
-			throw new TooManyFailedLogins((lockedFor[0] + second - 1) / second);
+		if (locked[0]) {
+			throw locked(reserved, now);
 		}
 		return new Reservation(key, reserved.start());
+	}
+
+	/** The refusal of a locked window (counted as {@code address_locked}): its remaining seconds, rounded up. */
+	private TooManyFailedLogins locked(Window window, long now) {
+		this.metrics.rejection(Rejection.ADDRESS_LOCKED);
+		long remaining = this.windowNanos - (now - window.start());
+		long second = TimeUnit.SECONDS.toNanos(1);
+		return new TooManyFailedLogins((remaining + second - 1) / second);
 	}
 
 	/**

@@ -70,8 +70,9 @@ public class PasswordVerifier {
 
 	/**
 	 * Whether checking a password against this stored hash is the legacy HMAC (microseconds): a usable
-	 * {@code $hmac-sha256$} string. Anything else costs one argon2id run — the stored argon2id hash, or the dummy run an
-	 * unusable one pays (see {@link #decoy}). Parses only.
+	 * {@code $hmac-sha256$} string, whose match needs no argon2id run and whose mismatch pays the decoy
+	 * ({@link #decoy}). Anything else costs one argon2id run — the stored argon2id hash, or the dummy run an unusable one
+	 * pays. Parses only.
 	 */
 	public boolean isLegacy(String storedHash) {
 		return parse(storedHash) instanceof HmacSha256;
