@@ -21,6 +21,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::serve::ListenerExt as _;
 use bytes::Bytes;
 use simple_auth_core::token_request::{Grant, TokenRequest};
 use simple_auth_core::token_signer::TokenSigner;
@@ -73,6 +74,10 @@ fn run() -> Result<(), String> {
         .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot bind {addr}: {e}"))?;
+        // As every stack: each answer goes out at once (no Nagle delay behind the previous segment's ACK).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         eprintln!("simple-auth-floor: listening on {addr}");
         let app = Router::new().route("/token", post(token)).with_state(floor);
         axum::serve(listener, app).await.map_err(|e| format!("serve: {e}"))
