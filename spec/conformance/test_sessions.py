@@ -904,15 +904,22 @@ def test_a_burst_of_wrong_passwords_gets_at_most_the_limit_checked(short, sql, n
     with ThreadPoolExecutor(BURST) as pool:
         answers = list(pool.map(go, range(BURST)))
     statuses = [a[0] for a in answers]
-    assert set(statuses) <= {400, 429}, sorted(set(statuses))
+    assert set(statuses) <= {400, 429, 503}, sorted(set(statuses))
     checked = statuses.count(400)
     assert 1 <= checked <= 10, f"{checked} wrong passwords checked in one burst, LOGIN_MAX_FAILURES=10"
+    assert checked + statuses.count(429) > 10, f"the burst reached the limit: {sorted(statuses)}"
     for a in answers:
         if a[0] == 400:
             assert a[2] == INVALID_GRANT_BODY, a[2]
+        elif a[0] == 503:
+            # 80 statements L on one username's row, DB_POOL_SIZE=10: a request may wait out the acquire timeout
+            # (the database's 503). No check is shed here (MAX_PASSWORD_CHECKS=1000): the overload count stays 0.
+            assert json.loads(a[2])["error"] == "temporarily_unavailable" and a[1].get("retry-after") == "1", a
         else:
             assert_locked(*a, window=120)
-    assert rejections(short)["username_locked"] - before == BURST - checked
+    moved = rejections(short)
+    assert moved["username_locked"] - before == statuses.count(429)
+    assert moved["overload"] == 0
     assert sql("SELECT failures FROM login_failures WHERE username = %s", creds["username"]) == [(11,)], \
         "the count of reserved attempts stops at LOGIN_MAX_FAILURES + 1"
     assert_locked(*answer(token(short, creds)), window=120)  # the right password too
