@@ -177,6 +177,11 @@ def run_refusals(stack, envs: dict[str, tuple[dict, float]]) -> dict[str, Outcom
             return Outcome(None, env, timeout)
     with concurrent.futures.ThreadPoolExecutor(REFUSAL_WORKERS) as pool:
         outcomes = dict(zip(envs, pool.map(one, envs.values())))
+    # One still running at its timeout may have waited for a core behind the others (a loaded machine): it gets one
+    # more start alone, and a stack that accepted the settings runs past the timeout again.
+    for case_id, outcome in outcomes.items():
+        if outcome.result is None:
+            outcomes[case_id] = one(envs[case_id])
     return outcomes
 
 
