@@ -11,20 +11,15 @@ import java.util.function.Supplier;
 import org.springframework.beans.factory.DisposableBean;
 
 /**
- * Runs a CPU-heavy part of a request on a small pool of platform threads, at most one per core, while the request
- * thread waits. Two pools, each its own bean: {@link SigningExecutor} (RS256/ES256/EdDSA signatures) and
- * {@link PasswordCheckExecutor} (argon2id).
+ * Runs argon2id ({@link PasswordCheckExecutor}) on a small pool of platform threads while the request thread waits.
  * <p>
- * Why pools: the request threads are sized for what may wait at once (pooled connections, admitted checks), not for
- * the cores. Run on them, the checks and signatures would share two cores between dozens of threads, each slowed by
- * all the others; here no more of them run than there are cores, the rest wait in a queue, first in first out, and
- * the request's pooled connection is back in the pool before they start. (On virtual threads, which the service ran
- * on until issue 23's flood test, the pools also kept the carriers free: virtual threads are not time-sliced.)
- * <p>
- * Why two pools: a login that has passed every check must not wait for a core behind argon2id checks (tens of
- * milliseconds each, far more when a flood of logins leaves them a small share of the CPU). With one pool, signing
- * could go ahead of queued checks but still waited for a running one to finish; apart, the kernel time-slices the
- * signing threads with the checking ones, as the akka stack's two dispatchers do.
+ * Why a pool: the request threads are sized for what may wait at once (pooled connections, admitted checks), not for
+ * the cores or the heap. Run on them, the checks would share two cores between dozens of threads, each slowed by all
+ * the others, and each would need its own 19 MiB working set; here no more of them run than the cores and the heap
+ * allow, the rest wait in a queue, first in first out, and the request's pooled connection is back in the pool before
+ * they start. A check takes tens of milliseconds, so the two hand-offs are a small part of it. The signatures (a
+ * fraction of a millisecond) run on the request thread itself: a pool would cost them two hand-offs and buy nothing,
+ * since that thread blocks on JDBC anyway and the kernel time-slices it with the check threads.
  */
 public class CpuBoundExecutor implements DisposableBean {
 

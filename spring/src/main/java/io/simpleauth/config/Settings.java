@@ -230,7 +230,7 @@ public record Settings(@DefaultValue("0.0.0.0") String host, @DefaultValue("8080
 
 	/**
 	 * Tomcat's request threads: one for each pooled connection, one for each admitted argon2id check and two per core
-	 * besides (the signing waits, parsing, the answers that need neither) — so that the checks' limit, not the thread
+	 * besides (parsing, signing, the answers that need neither) — so that the checks' limit, not the thread
 	 * count, is what sheds a login — but never more than {@value #MAX_REQUEST_THREADS}, Tomcat's own default, which
 	 * is what a limit set out of the way (the benchmark's) gets. Requests beyond them wait in Tomcat's queue, first in
 	 * first out.

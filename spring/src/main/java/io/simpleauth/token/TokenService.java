@@ -6,7 +6,6 @@ import java.util.UUID;
 import java.util.function.Supplier;
 
 import io.simpleauth.config.PasswordCheckExecutor;
-import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.limits.AddressLimiter;
 import io.simpleauth.limits.Overloaded;
@@ -33,8 +32,9 @@ import org.springframework.stereotype.Service;
  * where the attempt turns out not to be a failure. The refresh grant: the presented token rotated, the pair issued in
  * its session.
  * <p>
- * Statements run on the request thread; argon2id and the signatures on pools of their own, with no connection
- * held meanwhile. A refused grant is an empty answer; a lock is {@link TooManyFailedLogins}, a shed argon2id check
+ * Statements and the signatures run on the request thread; argon2id on a pool of its own, with no connection held
+ * meanwhile. (A signature is a fraction of a millisecond of CPU on a thread that blocks on JDBC anyway: a pool of its
+ * own would only add two hand-offs per grant.) A refused grant is an empty answer; a lock is {@link TooManyFailedLogins}, a shed argon2id check
  * {@link io.simpleauth.limits.Overloaded}, an unreachable database
  * {@link io.simpleauth.user.DatabaseUnavailableException}.
  */
@@ -51,8 +51,6 @@ public class TokenService {
 
 	private final TokenSigner signer;
 
-	private final SigningExecutor signing;
-
 	private final PasswordCheckExecutor passwordChecks;
 
 	private final AddressLimiter addresses;
@@ -64,13 +62,12 @@ public class TokenService {
 	private final String defaultClientId;
 
 	public TokenService(UserRepository users, SessionRepository sessions, PasswordVerifier passwords, TokenSigner signer,
-			SigningExecutor signing, PasswordCheckExecutor passwordChecks, AddressLimiter addresses, PasswordCheckLimit checks, Metrics metrics,
+			PasswordCheckExecutor passwordChecks, AddressLimiter addresses, PasswordCheckLimit checks, Metrics metrics,
 			Settings settings) {
 		this.users = users;
 		this.sessions = sessions;
 		this.passwords = passwords;
 		this.signer = signer;
-		this.signing = signing;
 		this.passwordChecks = passwordChecks;
 		this.addresses = addresses;
 		this.checks = checks;
@@ -121,8 +118,7 @@ public class TokenService {
 			return Optional.empty(); // the hash changed since it was verified: as a wrong password
 		}
 		this.addresses.release(address);
-		return Optional.of(new GrantedTokens(this.signing.call(() -> this.signer.issue(user, clientId, sid)),
-				refreshToken));
+		return Optional.of(new GrantedTokens(this.signer.issue(user, clientId, sid), refreshToken));
 	}
 
 	private void giveBack(String username) {
@@ -153,9 +149,8 @@ public class TokenService {
 			return Optional.empty();
 		}
 		Session session = rotated.get();
-		TokenPair pair = this.signing
-			.call(() -> this.signer.issue(session.user(), session.clientId(), session.familyId()));
-		return Optional.of(new GrantedTokens(pair, next));
+		return Optional.of(new GrantedTokens(this.signer.issue(session.user(), session.clientId(), session.familyId()),
+				next));
 	}
 
 	/** POST /revoke: revokes the family of a well-formed token; any other value is not looked up. */

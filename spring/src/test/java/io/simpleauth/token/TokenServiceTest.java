@@ -11,7 +11,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.simpleauth.Vectors;
 import io.simpleauth.config.PasswordCheckExecutor;
-import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.limits.AddressLimiter;
 import io.simpleauth.limits.Overloaded;
@@ -78,8 +77,6 @@ class TokenServiceTest {
 
 	private final TokenSigner signer = mock(TokenSigner.class);
 
-	private final SigningExecutor signing = new SigningExecutor();
-
 	private final PasswordCheckExecutor passwordChecks = new PasswordCheckExecutor();
 
 	private final AddressLimiter addresses = spy(new AddressLimiter(this.settings, this.metrics));
@@ -87,7 +84,7 @@ class TokenServiceTest {
 	private final PasswordCheckLimit checks = new PasswordCheckLimit(this.settings, this.metrics);
 
 	private final TokenService service = new TokenService(this.users, this.sessions, this.passwords, this.signer,
-			this.signing, this.passwordChecks, this.addresses, this.checks, this.metrics, this.settings);
+			this.passwordChecks, this.addresses, this.checks, this.metrics, this.settings);
 
 	private final InetAddress client = InetAddress.getLoopbackAddress();
 
@@ -101,7 +98,6 @@ class TokenServiceTest {
 
 	@AfterEach
 	void stopPool() {
-		this.signing.destroy();
 		this.passwordChecks.destroy();
 	}
 

@@ -13,7 +13,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.simpleauth.SimpleAuthApplication;
 import io.simpleauth.Vectors;
 import io.simpleauth.config.PasswordCheckExecutor;
-import io.simpleauth.config.SigningExecutor;
 import io.simpleauth.config.Settings;
 import io.simpleauth.limits.AddressLimiter;
 import io.simpleauth.limits.PasswordCheckLimit;
@@ -84,7 +83,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
  */
 @WebMvcTest(properties = "logging.level.io.simpleauth.web.ApiExceptionHandler=off",
 		excludeFilters = @ComponentScan.Filter(type = FilterType.ASSIGNABLE_TYPE, classes = BodyBufferingFilter.class))
-@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, KeyRing.class, SigningExecutor.class,
+@Import({ TokenService.class, PasswordVerifier.class, TokenSigner.class, KeyRing.class,
 		PasswordCheckExecutor.class, Metrics.class, AddressLimiter.class, PasswordCheckLimit.class, ClientAddress.class })
 @ContextConfiguration(initializers = TokenControllerTest.ServiceSettings.class)
 class TokenControllerTest {
