@@ -1,0 +1,3 @@
+\set n random(1, 10000)
+SELECT u.id AS uid, u.password_hash AS ph, CASE WHEN f.failures >= 10 THEN 1 END AS locked_for FROM (SELECT lower('legacy' || :n || '@example.com') AS login) AS l LEFT JOIN users u ON u.email = l.login LEFT JOIN login_failures f ON f.username = l.login AND f.window_start > now() - 300::integer * interval '1 second' \gset
+WITH cleared AS (DELETE FROM login_failures WHERE username = lower('legacy' || :n || '@example.com')) INSERT INTO refresh_tokens (token_hash, family_id, user_id, client_id, expires_at) VALUES (sha256(convert_to(gen_random_uuid()::text, 'UTF8')), gen_random_uuid(), :uid, 'public', now() + 2592000::integer * interval '1 second');
