@@ -732,7 +732,8 @@ def cmd_run(args) -> int:
     stack = Stack.load(args.stack)
     stack.ensure_built()
     with database() as (url, _pg):
-        env = stack.contract_env(url, args.port, args.key_type)
+        # One service in the foreground: the contract's METRICS_PORT (9091), where a reader of the README looks.
+        env = stack.contract_env(url, args.port, args.key_type, METRICS_PORT=os.environ.get("METRICS_PORT") or "9091")
         log(f"{stack.name} on port {args.port}, /metrics on port {env['METRICS_PORT']}")
         # In the foreground the issuer is what a client on this machine calls.
         proc = subprocess.Popen(stack.command("run"), cwd=stack.dir, env=env)
