@@ -165,10 +165,10 @@ mod over_the_wire {
 
     use super::*;
 
-    #[actix_rt::test]
-    async fn every_method_gets_the_contracts_answer() {
+    /// A one-worker server with `configure`'s routes on a free port: its port and the handle that stops it.
+    fn serve(configure: fn(&mut actix_web::web::ServiceConfig)) -> (u16, actix_web::dev::ServerHandle) {
         let state = state();
-        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::routes))
+        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(configure))
             .workers(1)
             .disable_signals()
             .bind(("127.0.0.1", 0))
@@ -177,6 +177,12 @@ mod over_the_wire {
         let server = server.run();
         let handle = server.handle();
         actix_rt::spawn(server);
+        (port, handle)
+    }
+
+    #[actix_rt::test]
+    async fn every_method_gets_the_contracts_answer() {
+        let (port, handle) = serve(handlers::routes);
 
         let checks =
             actix_web::web::block(move || test_support::method_table_failures(port, &["/nope", "/metrics"], true))
@@ -188,16 +194,7 @@ mod over_the_wire {
 
     #[actix_rt::test]
     async fn the_metrics_port_serves_get_metrics_alone() {
-        let state = state();
-        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(handlers::metrics_routes))
-            .workers(1)
-            .disable_signals()
-            .bind(("127.0.0.1", 0))
-            .expect("bind");
-        let port = server.addrs()[0].port();
-        let server = server.run();
-        let handle = server.handle();
-        actix_rt::spawn(server);
+        let (port, handle) = serve(handlers::metrics_routes);
 
         let others = ["/", "/token", "/revoke", "/health", "/health/live", "/.well-known/jwks.json", "/metrics/"];
         let checks = actix_web::web::block(move || test_support::metrics_port_failures(port, &others, true))
