@@ -7,6 +7,7 @@
     python3 wrk/containers.py up [STACK...]       # build images from host-built artifacts, compose up, wait until healthy
     python3 wrk/containers.py down                # compose down -v (containers, network, database volume)
     python3 wrk/containers.py ports               # NAME=URL of every stack in the compose file
+    python3 wrk/containers.py metrics-ports       # NAME=URL of every stack's METRICS_PORT in docker-compose.test.yml
     python3 wrk/containers.py conformance-env     # `export` lines: the conformance suite's issuer, audience, TTL
     python3 wrk/containers.py wait-up STACK...    # /health 200 (up to 180 s), then a few logins (the JVMs warm up)
     python3 wrk/containers.py startup STACK...    # start-up: local, the image on the host network, compose (compose must be up)
@@ -47,25 +48,29 @@ from stackctl import ROOT, ToolError
 
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 LIMITS_FILE = ROOT / "docker-compose.fly.yml"
+TEST_FILE = ROOT / "docker-compose.test.yml"   # docker-ci.sh's conformance pass: each METRICS_PORT published
+METRICS_PORT = "9091"                          # the stacks' METRICS_PORT in docker-compose.yml
 STANDINS = ROOT / "docker" / "standins"
 PROJECT = os.environ.get("COMPOSE_PROJECT_NAME", "simple-auth")
 CONFORMANCE_ENV = stackctl.CONFORMANCE_ENV
 
 
-def published_ports(compose_file: Path = COMPOSE_FILE) -> dict[str, int]:
-    """Each stack service's host port, from docker-compose.yml itself (`"${BIND_ADDR:-127.0.0.1}:8081:8080"`)."""
+def published_ports(compose_file: Path = COMPOSE_FILE, container_port: str = "8080") -> dict[str, int]:
+    """Each stack service's host port for `container_port`, from the compose file itself
+    (`"${BIND_ADDR:-127.0.0.1}:8081:8080"`; docker-compose.test.yml's `"127.0.0.1:9181:9091"` for 9091)."""
     services = yaml.safe_load(compose_file.read_text()).get("services") or {}
     out = {}
     for name, svc in services.items():
         for spec in svc.get("ports") or []:
             host, _, container = str(spec).rpartition(":")
-            if container == "8080":
+            if container == container_port:
                 out[name] = int(host.rpartition(":")[2])
     return out
 
 
-# The stacks' published ports.
+# The stacks' published ports; their metrics ports as the conformance pass publishes them.
 PORTS = published_ports()
+METRICS_PORTS = published_ports(TEST_FILE, METRICS_PORT) if TEST_FILE.exists() else {}
 
 # What the conformance suite sets for every container at once (docker-ci.sh exports them); without them each
 # container keeps the issuer it is reachable at (compose_issuers).
@@ -700,6 +705,10 @@ def main(argv: list[str]) -> int:
         elif cmd == "ports":
             for s in compose_stacks():
                 print(f"{s}=http://127.0.0.1:{PORTS[s]}")
+        elif cmd == "metrics-ports":
+            for s in compose_stacks():
+                if s in METRICS_PORTS:
+                    print(f"{s}=http://127.0.0.1:{METRICS_PORTS[s]}")
         elif cmd == "wait-up":
             bad = wait_up(argv[1:] or compose_stacks())
             if bad:

@@ -8,9 +8,9 @@
 #    (the same runtime stage as the full in-Docker build; BuildKit; the JVM images train their AOT cache in the
 #    build), the repository root as the context (`-f <stack>/Dockerfile .`, each stack's Dockerfile.dockerignore
 #    keeping it small), the pinned base images replaced by the stand-ins through --build-arg (wrk/containers.py build);
-# 4. docker-compose up (PostgreSQL seeded from sql/, the stacks logging in as sql/grants.sql's role, on 8081-8085),
-#    the conformance suite
-#    against every container; the JVM containers sign with ACCP (no fallback warning in their logs); start-up of
+# 4. docker-compose up (PostgreSQL seeded from sql/, the stacks logging in as sql/grants.sql's role, on 8081-8085;
+#    docker-compose.test.yml on top publishes each METRICS_PORT on 127.0.0.1:9181-9185), the conformance suite
+#    against every container, its metrics port given (--metrics-url: no test skips for want of it, checked); the JVM containers sign with ACCP (no fallback warning in their logs); start-up of
 #    the image (host network, same database) within 20 % of the local jar, compose beside it (interleaved medians); a stack process SIGKILLed from the host
 #    is restarted by the engine; then a fly-sized (1 CPU, 256 MB) memory check, tear down;
 # 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
@@ -38,7 +38,8 @@ compose_env() {
   [ -x "$PY" ] && eval "$("$PY" "$ROOT/wrk/containers.py" conformance-env)"   # JWT_ISSUER, JWT_AUDIENCE, TOKEN_TTL_SECONDS
   [ "$SIMPLE_AUTH_STANDINS" = 0 ] || export POSTGRES_IMAGE=postgres:15-bookworm   # the stand-in's tag, not the pin
 }
-compose() { docker-compose -f "$ROOT/docker-compose.yml" "$@"; }
+# docker-compose.test.yml: each stack's METRICS_PORT published on loopback for the suite's metrics-port tests.
+compose() { docker-compose -f "$ROOT/docker-compose.yml" -f "$ROOT/docker-compose.test.yml" "$@"; }
 
 cleanup() {
   if command -v docker-compose >/dev/null && docker info >/dev/null 2>&1; then
@@ -101,6 +102,9 @@ docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E '^simple-a
 
 # --------------------------------------------------------------------------- 4. compose up, conformance
 url_of() { "$PY" wrk/containers.py ports | sed -n "s/^$1=//p"; }
+metrics_url_of() { "$PY" wrk/containers.py metrics-ports | sed -n "s/^$1=//p"; }
+# The suite's skip reason when it does not know a service's metrics port (spec/conformance/service.py).
+NO_METRICS_SKIP="the metrics port of this service is not known"
 say "compose up: postgres + ${built[*]}"
 compose up -d --no-build postgres "${built[@]}" || die "compose up failed"
 for s in "${built[@]}"; do
@@ -108,8 +112,16 @@ for s in "${built[@]}"; do
   if ! "$PY" wrk/containers.py wait-up "$s"; then
     failed+=("$s(start)"); compose logs --no-color --tail 40 "$s"; continue
   fi
-  say "$s: conformance suite against the container ($url)"
-  "$PY" -m pytest spec/conformance -q -p no:cacheprovider --base-url "$url" || failed+=("$s(conformance)")
+  murl=$(metrics_url_of "$s")
+  [ -n "$murl" ] || { failed+=("$s(no metrics port in docker-compose.test.yml)"); continue; }
+  say "$s: conformance suite against the container ($url, metrics $murl)"
+  # -rs lists every skip with its reason: none may be the unknown metrics port.
+  "$PY" -m pytest spec/conformance -q -rs -p no:cacheprovider --base-url "$url" --metrics-url "$murl" \
+    2>&1 | tee "$STATE/conformance-$s.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || failed+=("$s(conformance)")
+  if grep -q "$NO_METRICS_SKIP" "$STATE/conformance-$s.log"; then
+    echo "docker-ci: $s: metrics-port tests skipped although --metrics-url was given"; failed+=("$s(metrics skipped)")
+  fi
 done
 # Logs of the containers (start-up line, no errors) for the record.
 compose logs --no-color --tail 5 "${built[@]}" 2>/dev/null | grep -v '^Attaching' | head -40

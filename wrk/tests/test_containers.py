@@ -300,6 +300,24 @@ def test_published_ports_come_from_the_compose_file(tmp_path):
     assert containers.published_ports(f) == {"axum": 8085}
 
 
+def test_the_conformance_pass_publishes_every_metrics_port_on_loopback_only():
+    # docker-compose.yml keeps METRICS_PORT unpublished (the counters are for the compose network);
+    # docker-compose.test.yml publishes each stack's on a host port of its own, 127.0.0.1 only, for docker-ci.sh's
+    # `--metrics-url`.
+    for name, svc in COMPOSE["services"].items():
+        assert not any(str(p).endswith(":9091") for p in svc.get("ports") or []), name
+        if name in containers.PORTS:
+            assert svc["environment"]["METRICS_PORT"] == containers.METRICS_PORT, name
+    test = yaml.safe_load(containers.TEST_FILE.read_text())
+    assert set(test["services"]) == set(containers.PORTS) == set(containers.METRICS_PORTS)
+    for name, svc in test["services"].items():
+        assert svc == {"ports": [f"127.0.0.1:{containers.METRICS_PORTS[name]}:9091"]}, name
+    used = list(containers.METRICS_PORTS.values()) + list(containers.PORTS.values())
+    assert len(set(used)) == len(used)
+    script = (ROOT / "wrk" / "docker-ci.sh").read_text()
+    assert '-f "$ROOT/docker-compose.test.yml"' in script and '--metrics-url "$murl"' in script
+
+
 def test_each_container_gets_the_issuer_it_is_reachable_at():
     issuers = containers.compose_issuers()
     shared = COMPOSE["x-stack"]["environment"]
