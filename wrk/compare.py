@@ -171,6 +171,11 @@ def metrics(stack: dict) -> dict[str, Value]:
                            ("switches_per_request", "hand-offs/request")):
             if o.get(key) is not None:
                 out[f"{label} @ {tag}"] = Value(o[key])
+    cap = s.get("capacity") or {}
+    if cap.get("rps"):
+        # A range from repeated steps (every run held .. some run held); a one-run bisection has no range.
+        lo, high = cap.get("range_rps") or (None, None)
+        out[f"capacity rps (p99 < {cap.get('p99_under_ms', 100):.0f} ms)"] = Value(cap["rps"], lo, high)
     fly = s.get("fly") or {}
     for key, label in (("sustained_rps", "fly sustained rps"), ("burst_s", "fly burst seconds"),
                        ("startup_empty_balance_s", "fly start-up from empty balance s")):

@@ -10,7 +10,7 @@
     ceilings      OpenSSL's and each stack's own signing ceiling
     loadgen       wrk and oha: one run each, their output read, what fails a run
     latency       every request's latency as a 1 % histogram; a point's runs pooled
-    schedule      warm-up, the interleaved sweep, the open loop, the capacity bisection, fly's burst
+    schedule      warm-up, the interleaved sweep, the open loop, the capacity range from repeated steps, fly's burst
     verification  the tokens checked against the JWKS, the conformance gate
     environment   the machine, the tools, the libraries and the settings as results.json records them
     summary       the statistics of each stack's runs

@@ -117,6 +117,9 @@ def parse_args(argv: list[str] | None) -> Settings:
     ap.add_argument("--capacity-steps", type=int, default=3,
                     help=f"bisection steps for the highest constant rate with p99 under {CAPACITY_P99_MS:.0f} ms "
                          "(0: skip)")
+    ap.add_argument("--capacity-runs", type=int, default=3,
+                    help="runs a capacity step's rate must hold in, every one of them (a step ends at its first run "
+                         "that does not hold); the open-loop points count with all their runs")
     ap.add_argument("--gc-log", action="store_true",
                     help="JVM stacks log their collections (-Xlog:gc, asynchronous, into the run's folder); results "
                          "attribute the pauses to each open-loop run")
@@ -188,8 +191,11 @@ def parse_args(argv: list[str] | None) -> Settings:
                                                                     a.repeats, a.open_loop_seconds, a.rewarm)
     open_repeats = 1 if a.smoke else a.open_loop_repeats
     capacity_steps = 1 if a.smoke and a.capacity_steps else a.capacity_steps
+    capacity_runs = 1 if a.smoke else a.capacity_runs
     if capacity_steps < 0:
         ap.error("--capacity-steps must be 0 or more")
+    if capacity_runs < 1:
+        ap.error("--capacity-runs must be at least 1")
     if duration < 1 or repeats < 1 or window < 1 or open_s < 1 or rewarm < 1 or open_repeats < 1:
         ap.error("--duration, --repeats, --warmup-window, --rewarm, --open-loop-seconds and --open-loop-repeats must "
                  "be at least 1")
@@ -204,7 +210,7 @@ def parse_args(argv: list[str] | None) -> Settings:
                     a.key_type, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
                     not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log, capacity_steps,
-                    not a.no_floor)
+                    not a.no_floor, capacity_runs)
 
 
 
@@ -227,8 +233,9 @@ def estimated_seconds(settings: Settings, n: int) -> float:
     if settings.limits.shared:
         per += min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
     if settings.open_loop:
+        # A capacity step that holds takes all its runs, one that fails usually ends at its first: half of each.
         per += (((len(settings.shared_fractions) + len(settings.own_fractions)) * settings.open_loop_repeats
-                 + settings.capacity_steps)
+                 + settings.capacity_steps * (settings.capacity_runs + 1) / 2)
                 * (settings.open_loop_s + 1 + (0 if settings.smoke else settings.rewarm + 1)))
     ceilings = settings.signbench_runs * (2 * settings.signbench_s + 3)
     return n * (per + (90 if settings.conformance else 0) + 30 + ceilings + 5 + 3 * settings.startup_probes)

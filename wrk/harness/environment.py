@@ -178,7 +178,8 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                           "shared_fractions_of_slowest_max": list(settings.shared_fractions),
                           "own_fractions": list(settings.own_fractions),
                           "own_fraction_repeats": settings.open_loop_repeats, "gc_log": settings.gc_log,
-                          "capacity": {"p99_under_ms": CAPACITY_P99_MS, "bisection_steps": settings.capacity_steps},
+                          "capacity": {"p99_under_ms": CAPACITY_P99_MS, "bisection_steps": settings.capacity_steps,
+                                       "runs_per_step": settings.capacity_runs},
                           "bodies": f"scenario {settings.scenario}: a random line per request of the same "
                                     "population users.lua walks"} if settings.open_loop else None,
             "verify": settings.verify,

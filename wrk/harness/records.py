@@ -71,6 +71,7 @@ class Settings:
     gc_log: bool = False
     capacity_steps: int = 3
     floor: bool = True      # run the floor (wrk/floor/) beside the stacks as a calibration target
+    capacity_runs: int = 3  # runs a capacity step's rate must hold in, every one (schedule.capacity_search)
 
     @property
     def shed_ok(self) -> bool:
@@ -190,7 +191,7 @@ class Measurement:
 class RateSpec:
     """One open-loop rate a stack is offered: `shared` (a fraction of the slowest stack's closed-loop maximum,
     the same absolute rate for every stack), `own` (a fraction of its own maximum, `repeat` 1..n) or `capacity`
-    (a bisection step)."""
+    (a bisection step; `repeat` is the run within the step)."""
     kind: str
     fraction: float
     of: str

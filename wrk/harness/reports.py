@@ -38,6 +38,45 @@ def signature_name(ceiling: dict) -> str:
     return OPENSSL_SPEED[kt][2] if kt in OPENSSL_SPEED else "RSA"
 
 
+def capacity_lines(caps: list[dict]) -> list[str]:
+    """The capacity table: per stack the range of constant rates with p99 under the limit (schedule.capacity_range)
+    and the runs behind its ends. Sets from before the repeated steps (one run per step) have no range: their
+    figure is the one-run bisection's, and the table says so."""
+    if not caps:
+        return []
+    c0 = caps[0]["summary"]["capacity"]
+    if "range_rps" not in c0:
+        lines = [f"The highest constant rate with p99 under {c0['p99_under_ms']:.0f} ms (bisection from the runs "
+                 f"above, {c0['steps']} more single runs of {c0['seconds_per_step']} s; the answer lies between it "
+                 "and the lowest rate that failed, and each step is one run's p99, so it is not in the Per login "
+                 "table):", "",
+                 "| stack | sustained/s | of closed-loop max | lowest failed/s |", "| --- | ---: | ---: | ---: |"]
+        for r in caps:
+            c = r["summary"]["capacity"]
+            lines.append(f"| {r['name']} | {c['rps']:.0f} | {pct(c['of_closed_loop_max'])} | "
+                         f"{c['next_failed_rps']:.0f} |")
+        return lines + [""]
+    lines = [f"Capacity, p99 under {c0['p99_under_ms']:.0f} ms, as a range (bisection from the runs above, "
+             f"steps: {c0['steps']}, each up to {c0['runs_per_step']} runs of {c0['seconds_per_step']} s; {c0['rule']}). "
+             "*Every run* is the highest rate that held in all its runs with no lower rate failing; *some run* the "
+             "highest that held in at least one; *first failed* the lowest rate with a run that did not hold. "
+             "Runs held/made at each end in brackets; a range, so not in the Per login table:", "",
+             "| stack | every run/s | some run/s | first failed/s | every run ÷ closed-loop max |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+
+    def cell(c: dict, rate: float | None) -> str:
+        if rate is None:
+            return "–"
+        at = next((x for x in c.get("rates") or [] if x["target_rps"] == rate), None)
+        return f"{rate:.0f}" + (f" ({at['held']}/{at['runs']})" if at else "")
+    for r in caps:
+        c = r["summary"]["capacity"]
+        lo, high = c["range_rps"]
+        lines.append(f"| {r['name']} | {cell(c, lo) if lo else '–'} | {cell(c, high) if high else '–'} | "
+                     f"{cell(c, c.get('next_failed_rps'))} | {pct(c['of_closed_loop_max'])} |")
+    return lines + [""]
+
+
 def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[dict], order: list | None = None,
                    floor: dict | None = None) -> str:
     st = env["settings"]
@@ -126,18 +165,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
     with_open = [r for r in ok if r["summary"].get("open_loop")]
     if with_open:
         lines += open_loop_lines(with_open)
-        caps = [r for r in with_open if r["summary"].get("capacity")]
-        if caps:
-            c0 = caps[0]["summary"]["capacity"]
-            lines += [f"The highest constant rate with p99 under {c0['p99_under_ms']:.0f} ms (bisection from the runs "
-                      f"above, {c0['steps']} more single runs of {c0['seconds_per_step']} s; the answer lies between it "
-                      "and the lowest rate that failed, and each step is one run's p99, so it is not in the Per login "
-                      "table):", "",
-                      "| stack | sustained/s | of closed-loop max | lowest failed/s |", "| --- | ---: | ---: | ---: |"]
-            for r in caps:
-                c = r["summary"]["capacity"]
-                lines.append(f"| {r['name']} | {c['rps']:.0f} | {pct(c['of_closed_loop_max'])} | {c['next_failed_rps']:.0f} |")
-            lines.append("")
+        lines += capacity_lines([r for r in with_open if r["summary"].get("capacity")])
 
     lines += ["## Cost (at each stack's highest-throughput concurrency)", "",
               "| stack | c | server CPU ms/req | signing ms/pair | own cost ms/req | wrk CPU ms/req "

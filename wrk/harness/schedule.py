@@ -1,5 +1,5 @@
 """The schedule: a service under load (Live), one measured run, the warm-up, the interleaved closed-loop sweep,
-the open-loop rates and runs, the capacity bisection and fly's burst."""
+the open-loop rates and runs, the capacity bisection on repeated runs and fly's burst."""
 from __future__ import annotations
 
 import contextlib
@@ -16,6 +16,7 @@ from stackctl import ToolError
 from harness.cgroups import Cgroup
 from harness.cli import Progress
 from harness.governor import GovernorThread, burst_seconds
+from harness.latency import pooled
 from harness.loadgen import loadgen, open_loop_bodies, open_loop_connections, run_failure, run_oha, run_wrk
 from harness.probes import Sampler, account, proc_cpu_seconds, system_cpu, thread_switches, tree_cpu_seconds
 from harness.records import (CAPACITY_P99_MS, STABLE_WITHIN, FlyResult, RateSpec, Settings, Snapshot, StackResult,
@@ -206,7 +207,7 @@ def closed_loop_max(result: StackResult) -> float | None:
 
 def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_log: list) -> None:
     """oha at constant arrival rates: the shared absolute rates, then each stack's own fractions, the stacks
-    interleaved at every rate; then, per stack, the highest constant rate it serves with p99 under
+    interleaved at every rate; then, per stack, the range of constant rates it serves with p99 under
     CAPACITY_P99_MS (capacity_search)."""
     oha = loadgen()
     ok = [lv for lv in lives if not lv.failed]
@@ -268,45 +269,95 @@ def open_run(live: Live, spec: RateSpec, settings: Settings, progress: Progress,
     return run
 
 
-def capacity_bounds(runs: list[dict], top: float) -> tuple[float, float]:
-    """Where the search starts, from the runs already made: the highest rate whose median p99 was under
-    CAPACITY_P99_MS, and the lowest one above it (1.1 x the closed-loop maximum when none was)."""
-    by_rate: dict[float, list[float]] = {}
+def run_held(run: dict) -> bool:
+    """One run at a constant rate held: it kept up (98 % of the offered rate answered), had no error and its p99
+    was under CAPACITY_P99_MS. (A measured run with an error fails the stack anyway; here it only fails the run.)"""
+    return (run["achieved_rps"] >= 0.98 * run["target_rps"] and not run.get("errors")
+            and run["latency_ms"]["p99"] < CAPACITY_P99_MS)
+
+
+def capacity_verdicts(runs: list[dict], min_runs: int) -> dict[float, str]:
+    """Each rate tried (the open-loop points and the capacity steps alike): "held" when every one of its runs held
+    and there are at least `min_runs` of them, "failed" when any run did not (a rate that held once and failed
+    once failed), "open" when every run held but there are fewer than `min_runs`."""
+    by_rate: dict[float, list[bool]] = {}
     for r in runs:
-        if r["achieved_rps"] >= 0.98 * r["target_rps"]:
-            by_rate.setdefault(r["target_rps"], []).append(r["latency_ms"]["p99"])
-        else:
-            by_rate.setdefault(r["target_rps"], []).append(float("inf"))   # did not keep up: over by definition
-    good = [t for t, p in by_rate.items() if statistics.median(p) < CAPACITY_P99_MS]
-    lo = max(good, default=0.0)
-    hi = min([t for t, p in by_rate.items() if statistics.median(p) >= CAPACITY_P99_MS and t > lo],
-             default=round(1.1 * top, 1))
+        by_rate.setdefault(r["target_rps"], []).append(run_held(r))
+    return {t: "failed" if not all(h) else "held" if len(h) >= min_runs else "open" for t, h in by_rate.items()}
+
+
+def capacity_bounds(runs: list[dict], top: float, min_runs: int = 1) -> tuple[float, float]:
+    """Where the capacity lies, from every run made so far: the lowest rate that failed any run (1.1 x the
+    closed-loop maximum when none did), and the highest rate below it that held in all of at least `min_runs`
+    runs (0 when none did)."""
+    verdicts = capacity_verdicts(runs, min_runs)
+    hi = min((t for t, v in verdicts.items() if v == "failed"), default=round(1.1 * top, 1))
+    lo = max((t for t, v in verdicts.items() if v == "held" and t < hi), default=0.0)
     return lo, hi
+
+
+def capacity_range(runs: list[dict], top: float, min_runs: int) -> dict:
+    """The capacity as a range, with the runs behind it: `rps`, the highest rate that held in every one of its
+    (at least `min_runs`) runs with no lower rate failing any; `highest_held_rps`, the highest rate that held in
+    at least one run (where single runs stop holding; the top of `range_rps`); `next_failed_rps`, the lowest rate
+    that failed a run (None when none did); and per rate from `rps` up, its runs, how many held, their p99s and
+    the pooled p99 of their requests."""
+    lo, hi = capacity_bounds(runs, top, min_runs)
+    failed = any(v == "failed" for v in capacity_verdicts(runs, min_runs).values())
+    highest = max((r["target_rps"] for r in runs if run_held(r)), default=0.0)
+    rates = []
+    for t in sorted({r["target_rps"] for r in runs if r["target_rps"] >= lo}):
+        at = [r for r in runs if r["target_rps"] == t]
+        pool = pooled([r.get("latency_hist") for r in at])
+        rates.append({"target_rps": t, "runs": len(at), "held": sum(map(run_held, at)),
+                      "p99_ms": [r["latency_ms"]["p99"] for r in at],
+                      "achieved_rps": [r["achieved_rps"] for r in at],
+                      "pooled_p99_ms": pool["p99"] if pool else None,
+                      "kinds": sorted({r.get("kind", "own") for r in at})})
+    return {"rps": lo, "highest_held_rps": max(highest, lo), "range_rps": [lo, max(highest, lo)],
+            "next_failed_rps": hi if failed else None, "of_closed_loop_max": round(lo / top, 3), "rates": rates}
 
 
 def capacity_search(lives: list[Live], tops: dict[str, float], settings: Settings, progress: Progress,
                     order_log: list, bodies: Path, oha: str) -> None:
-    """Bisection between capacity_bounds, the stacks interleaved at each step; each step is one run of
-    open_loop_s, so the answer is within (hi - lo) of the truth and as noisy as one run (both recorded)."""
-    bounds = {lv.name: capacity_bounds(lv.result.open_loop, tops[lv.name]) for lv in lives}
+    """Bisection between capacity_bounds, the stacks interleaved at each step. A step decides on repeated runs:
+    up to `capacity_runs` runs of open_loop_s at its rate, in rounds (every stack's run k before any stack's run
+    k+1); the rate held only if every run held (run_held), so a stack's step ends at its first run that does not.
+    The bounds are read again from all the runs after every step (the open-loop points' runs count as well);
+    the result is capacity_range."""
+    runs_per_step = max(1, settings.capacity_runs)
+    bounds = {lv.name: capacity_bounds(lv.result.open_loop, tops[lv.name], runs_per_step) for lv in lives}
     for step in range(settings.capacity_steps):
-        order = [lv for lv in rotated(lives, step) if not lv.failed]
-        order_log.append({"capacity_step": step + 1, "order": [lv.name for lv in order]})
-        for live in order:
-            lo, hi = bounds[live.name]
-            mid = round((lo + hi) / 2, 1)
-            spec = RateSpec("capacity", mid / tops[live.name], "own", mid, step + 1)
-            run = open_run(live, spec, settings, progress, bodies, oha, settings.open_loop_s)
-            if run is None:
-                continue
-            live.result.open_loop.append(run)
-            held = run["achieved_rps"] >= 0.98 * mid and run["latency_ms"]["p99"] < CAPACITY_P99_MS
-            bounds[live.name] = (mid, hi) if held else (lo, mid)
+        mids = {lv.name: round(sum(bounds[lv.name]) / 2, 1) for lv in lives}
+        going = {lv.name for lv in lives}
+        for k in range(runs_per_step):
+            order = [lv for lv in rotated(lives, step + k) if not lv.failed and lv.name in going]
+            if not order:
+                break
+            order_log.append({"capacity_step": step + 1, "run": k + 1, "order": [lv.name for lv in order]})
+            for live in order:
+                mid = mids[live.name]
+                spec = RateSpec("capacity", mid / tops[live.name], "own", mid, k + 1)
+                run = open_run(live, spec, settings, progress, bodies, oha, settings.open_loop_s)
+                if run is None:
+                    going.discard(live.name)
+                    continue
+                run["capacity_step"] = step + 1
+                live.result.open_loop.append(run)
+                if not run_held(run):
+                    going.discard(live.name)
+        for live in lives:
+            bounds[live.name] = capacity_bounds(live.result.open_loop, tops[live.name], runs_per_step)
     for live in lives:
-        lo, hi = bounds[live.name]
-        live.result.capacity = {"p99_under_ms": CAPACITY_P99_MS, "rps": lo, "next_failed_rps": hi,
-                                "of_closed_loop_max": round(lo / tops[live.name], 3),
-                                "steps": settings.capacity_steps, "seconds_per_step": settings.open_loop_s}
+        live.result.capacity = {"p99_under_ms": CAPACITY_P99_MS,
+                                **capacity_range(live.result.open_loop, tops[live.name], runs_per_step),
+                                "steps": settings.capacity_steps, "runs_per_step": runs_per_step,
+                                "seconds_per_step": settings.open_loop_s,
+                                "rule": CAPACITY_RULE.format(p99=CAPACITY_P99_MS, n=runs_per_step)}
+
+
+CAPACITY_RULE = ("a rate holds when every one of its runs (at least {n}) answered 98 % of the offered rate, with no "
+                 "error and p99 under {p99:.0f} ms; one run that does not fails the rate")
 
 
 def fly_burst(live: Live, settings: Settings, progress: Progress) -> None:

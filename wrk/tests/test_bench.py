@@ -622,9 +622,10 @@ def test_capacity_search_bisects_from_the_runs_already_made():
     def run(rate, p99, achieved=None):
         return {"target_rps": rate, "achieved_rps": achieved if achieved is not None else rate,
                 "latency_ms": {"p99": p99}}
-    # 500 and 750 held (median of repeats), 900 did not; 800 kept p99 low but fell behind: not held.
+    # 500 held; 750 held twice and failed once: failed (every run must hold); 800 kept p99 low but fell behind.
     runs = [run(500, 5), run(750, 20), run(750, 150), run(750, 30), run(900, 300), run(800, 10, achieved=700)]
-    assert schedule.capacity_bounds(runs, 1000.0) == (750, 800)
+    assert schedule.capacity_bounds(runs, 1000.0) == (500, 750)
+    assert schedule.capacity_bounds([r for r in runs if r["latency_ms"]["p99"] != 150], 1000.0) == (750, 800)
     assert schedule.capacity_bounds([run(500, 5)], 1000.0) == (500, 1100.0)
     assert schedule.capacity_bounds([], 1000.0) == (0.0, 1100.0)
 
@@ -642,13 +643,14 @@ def test_capacity_search_bisects_from_the_runs_already_made():
     orig = schedule.open_run
     schedule.open_run = fake_open_run
     try:
-        settings = cli.parse_args(["--stacks", stackctl.list_stacks()[0]])
+        settings = cli.parse_args(["--stacks", stackctl.list_stacks()[0], "--capacity-runs", "1"])
         schedule.capacity_search(lives, {"a": 1000.0}, settings, None, [], Path("/dev/null"), "oha")
     finally:
         schedule.open_run = orig
     assert asked == [700.0, 800.0, 750.0]
     cap = lives[0].result.capacity
     assert (cap["rps"], cap["next_failed_rps"], cap["p99_under_ms"]) == (750.0, 800.0, 100.0)
+    assert cap["range_rps"] == [750.0, 750.0] and cap["runs_per_step"] == 1
     assert [r["target_rps"] for r in lives[0].result.open_loop][-3:] == [700.0, 800.0, 750.0]
 
 

@@ -150,3 +150,16 @@ def test_hand_offs_pooled_points_and_the_floor_are_compared():
     assert (p99["a"], p99["b"]) == (10.0, 11.0) and p99["verdict"] == "inside"   # pooled, weighed by the runs' range
     assert rows[("akka", "hand-offs/request @ 50% of own max")]["b"] == 8.0
     assert rows[("floor (calibration)", "rps c=64")]["ratio"] == 1.0
+
+
+def test_capacity_is_compared_with_its_range():
+    new = {"name": "x", "summary": {"capacity": {"p99_under_ms": 100.0, "rps": 1100.0, "range_rps": [1100.0, 1350.0],
+                                                 "next_failed_rps": 1195.0}}}
+    old = {"name": "x", "summary": {"capacity": {"p99_under_ms": 100.0, "rps": 1300.0, "next_failed_rps": 1400.0}}}
+    v = compare.metrics(new)["capacity rps (p99 < 100 ms)"]
+    assert (v.value, v.low, v.high) == (1100.0, 1100.0, 1350.0)
+    one_run = compare.metrics(old)["capacity rps (p99 < 100 ms)"]
+    assert (one_run.value, one_run.low, one_run.high) == (1300.0, None, None)
+    # 1300 vs 1100 is 18 % more, inside the newer set's own range (1100..1350: 23 %); 1400 would be outside it.
+    assert compare.verdict(v, one_run) == "inside"
+    assert compare.verdict(v, compare.Value(1400.0)) == "OUTSIDE"
