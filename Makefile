@@ -44,11 +44,18 @@ deps:
 	@bash .ci/install --check 2>/dev/null || { [ "$$(id -u)" -eq 0 ] && bash .ci/install; } || { bash .ci/install --check; exit 1; }
 
 # Every stack is tested even if an earlier one fails; the target fails at the end if any did.
+# The builds and the unit tests come first, all stacks in one stackctl call each: the Scala stacks share one sbt start
+# (a failed build is reported by the suites, which build what is still missing).
 test: deps venv tools-test
 	@failed=""; \
+	echo "=== build: $(ONLY)"; \
+	$(PY) wrk/stackctl.py build $(ONLY) || true; \
+	echo "=== unit tests: $(ONLY)"; \
+	unit_failed=$$(mktemp); \
+	$(PY) wrk/stackctl.py test --failed-to $$unit_failed $(ONLY) || true; \
+	for s in $$(cat $$unit_failed); do failed="$$failed $$s(unit)"; done; \
+	rm -f $$unit_failed; \
 	for s in $(ONLY); do \
-	  echo "=== $$s: unit tests"; \
-	  $(PY) wrk/stackctl.py test $$s || failed="$$failed $$s(unit)"; \
 	  echo "=== $$s: conformance"; \
 	  $(PY) -m pytest spec/conformance --stack $$s || failed="$$failed $$s(conformance)"; \
 	  for m in require verify-full; do \
@@ -66,7 +73,7 @@ test: deps venv tools-test
 	echo "all stacks passed: $(ONLY)"
 
 unit: venv
-	@for s in $(ONLY); do $(PY) wrk/stackctl.py test $$s || exit 1; done
+	$(PY) wrk/stackctl.py test $(ONLY)
 
 conformance: venv
 	@for s in $(ONLY); do $(PY) -m pytest spec/conformance --stack $$s || exit 1; done
@@ -92,7 +99,7 @@ tools-test: venv
 	$(PY) -m pytest -q wrk/tests spec/tests fly sql/tests .ci
 
 build: venv
-	@for s in $(ONLY); do $(PY) wrk/stackctl.py build $$s || exit 1; done
+	$(PY) wrk/stackctl.py build $(ONLY)
 
 run: venv
 	@test -n "$(STACK)" || { echo "usage: make run STACK=<$(STACKS)>"; exit 2; }

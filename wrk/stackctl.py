@@ -4,8 +4,8 @@
 
     python3 wrk/stackctl.py list                 # stacks (folders with a stack.json)
     python3 wrk/stackctl.py db [--tls]           # throw-away PostgreSQL until Ctrl-C (--tls: TLS-only, own CA)
-    python3 wrk/stackctl.py build STACK          # release build
-    python3 wrk/stackctl.py test STACK           # the stack's own unit tests
+    python3 wrk/stackctl.py build STACK...       # release build of what is not up to date (--force: all)
+    python3 wrk/stackctl.py test STACK...        # the stacks' own unit tests (one sbt start for the Scala ones)
     python3 wrk/stackctl.py run STACK [--key-type p-256]   # build if needed, run in the foreground
 
 With DATABASE_URL set, that database is used as it is (it must already hold
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import http.client
 import json
 import os
@@ -269,21 +270,30 @@ class ThrowawayPostgres:
         return res
 
     def start(self) -> "ThrowawayPostgres":
+        """A copy of the loaded template cluster (`_template`: initdb, database, schema, seed and grants, made once
+        per machine and content), started on this cluster's port; with tls, made TLS-only first."""
         if self.tls and self.tls_mode not in TLS_MODES:
             raise ToolError(f"unknown TLS mode '{self.tls_mode}': one of {', '.join(TLS_MODES)}")
-        bindir = pg_bindir()
-        self.base = Path(tempfile.mkdtemp(prefix="simple-auth-pg-"))
+        template = self._template()
+        self.base = self._new_base()
+        self._run(["cp", "-a", "--sparse=always", str(template), str(self.datadir)])
+        self._configure()
+        if self.tls:
+            self._enable_tls(self._owner())
+        self.pg_start()
+        return self
+
+    def _new_base(self, parent: Path | None = None, prefix: str = "simple-auth-pg-") -> Path:
+        base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         owner = self._owner()
-        pwfile = self.base / "pwfile"
-        pwfile.write_text(self.password + "\n")
         if owner:
             info = pwd.getpwnam(owner)
-            os.chown(self.base, info.pw_uid, info.pw_gid)
-            os.chown(pwfile, info.pw_uid, info.pw_gid)
-        self._run([str(bindir / "initdb"), "-D", str(self.datadir), "-U", self.user, "--pwfile", str(pwfile),
-                   "-E", "UTF8", "--locale=C", "--auth-host=scram-sha-256", "--auth-local=trust", "-N"])
-        conf = self.datadir / "postgresql.conf"
-        with conf.open("a") as f:
+            os.chown(base, info.pw_uid, info.pw_gid)
+        return base
+
+    def _configure(self) -> None:
+        """This cluster's lines at the end of postgresql.conf (the last setting of a name wins)."""
+        with (self.datadir / "postgresql.conf").open("a") as f:
             f.write(
                 "\n# simple-auth throw-away cluster\n"
                 "listen_addresses = '127.0.0.1'\n"
@@ -293,13 +303,67 @@ class ThrowawayPostgres:
                 # A throw-away cluster: durability buys nothing here.
                 "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
             )
-        if self.tls:
-            self._enable_tls(owner)
-        self.pg_start()
-        self._run([str(bindir / "createdb"), "-h", str(self.base), "-p", str(self.port), "-U", self.user, self.database])
-        load_sql(self.url)
-        load_grants(self.url, self.service_user, self.service_password)
-        return self
+
+    def template_key(self) -> str:
+        """What the template of this cluster is made of, hashed: the server binaries, the credentials, the owner and
+        the contents of the SQL files."""
+        bindir = pg_bindir()
+        key = hashlib.sha256()
+        for part in (str(bindir), (bindir / "postgres").stat().st_mtime_ns, self._owner(), self.user, self.password,
+                     self.database, self.service_user, self.service_password):
+            key.update(f"{part}\0".encode())
+        for f in (*SQL_FILES, GRANTS_FILE):
+            key.update(f.read_bytes() + b"\0")
+        return key.hexdigest()[:16]
+
+    def _template(self) -> Path:
+        """The data directory every throw-away cluster of these credentials starts as a copy of: initdb, createdb,
+        sql/schema.sql, sql/seed.sql and sql/grants.sql loaded, the server stopped cleanly. initdb and the loads are
+        most of a cluster's start, and every cluster made them the same way; a copy starts with the same
+        contents. Kept in the temporary folder under a name that hashes everything it is made of (the server
+        binaries, the SQL files, the credentials, the owner), so a changed seed or another PostgreSQL makes a new
+        one; made in a folder of its own and renamed into place, so concurrent runs never see half of one."""
+        bindir = pg_bindir()
+        owner = self._owner()
+        parent = Path(tempfile.gettempdir())
+        final = parent / f"simple-auth-pg-template-{self.template_key()}"
+        if (final / "data" / "PG_VERSION").exists():
+            return final / "data"
+        building = ThrowawayPostgres(user=self.user, password=self.password, database=self.database,
+                                     service_user=self.service_user, service_password=self.service_password)
+        building.base = self._new_base(parent, prefix="simple-auth-pg-template-building-")
+        try:
+            pwfile = building.base / "pwfile"
+            pwfile.write_text(self.password + "\n")
+            if owner:
+                info = pwd.getpwnam(owner)
+                os.chown(pwfile, info.pw_uid, info.pw_gid)
+            building._run([str(bindir / "initdb"), "-D", str(building.datadir), "-U", self.user, "--pwfile",
+                           str(pwfile), "-E", "UTF8", "--locale=C", "--auth-host=scram-sha-256", "--auth-local=trust",
+                           "-N"])
+            pwfile.unlink()
+            shutil.copy2(building.datadir / "postgresql.conf", building.base / "postgresql.conf.initdb")
+            building._configure()
+            building.pg_start()
+            building._run([str(bindir / "createdb"), "-h", str(building.base), "-p", str(building.port),
+                           "-U", self.user, self.database])
+            load_sql(building.url)
+            load_grants(building.url, self.service_user, self.service_password)
+            building.pg_stop("fast")
+            if building.is_running():
+                raise ToolError("the template cluster did not stop")
+            # Its own port and socket lines go: each copy appends its own.
+            shutil.copy2(building.base / "postgresql.conf.initdb", building.datadir / "postgresql.conf")
+            (building.base / "postgresql.conf.initdb").unlink()
+            (building.base / "server.log").unlink(missing_ok=True)
+            try:
+                building.base.rename(final)
+            except OSError:
+                if not (final / "data" / "PG_VERSION").exists():  # another run's rename won; anything else is ours
+                    raise
+        finally:
+            building.destroy()
+        return final / "data"
 
     def _enable_tls(self, owner: str | None) -> None:
         folder = self.base / "tls"
@@ -612,6 +676,86 @@ class Stack:
                                 stderr=subprocess.STDOUT if log_path else None, start_new_session=True, **kw)
 
 
+def sbt_launcher(stack: Stack, key: str) -> Path | None:
+    """The sbt launcher a stack's `key` command (build, test) runs, resolved, or None when it runs something else."""
+    cmd = stack.manifest[key]
+    if not cmd or Path(cmd[0]).name != "sbt":
+        return None
+    return (stack.dir / cmd[0]).resolve() if "/" in cmd[0] else Path(cmd[0])
+
+
+def merged_commands(stacks: list[Stack], key: str) -> list[tuple[list[Stack], list[str]]]:
+    """The stacks' `key` commands, those that start the same sbt launcher with the same options made one: its tasks
+    in order, each once (the Scala stacks' unit tests both name core/test). One sbt start loads the whole root build,
+    which every start did again; each project's tests run forked (build.sbt), so they are the same runs as alone.
+    Returns (stacks, command) in the stacks' order, each stack in exactly one."""
+    groups: dict[tuple, tuple[list[Stack], list[str]]] = {}
+    out: list[tuple[list[Stack], list[str]]] = []
+    for st in stacks:
+        cmd = st.command(key)
+        launcher = sbt_launcher(st, key)
+        if launcher is None:
+            out.append(([st], cmd))
+            continue
+        options = [a for a in cmd[1:] if a.startswith("-")]
+        tasks = [a for a in cmd[1:] if not a.startswith("-")]
+        group_key = (str(launcher), tuple(options))
+        if group_key not in groups:
+            groups[group_key] = ([], cmd[:1] + options)
+            out.append(groups[group_key])
+        members, merged = groups[group_key]
+        members.append(st)
+        merged.extend(t for t in tasks if t not in merged)
+    return out
+
+
+def unit_test_all(stacks: list[Stack]) -> list[str]:
+    """Every stack's unit tests, one sbt start for all the Scala stacks (merged_commands); when a merged run fails,
+    each of its stacks runs alone, so that the failure is told to its stack and the others are still tested. Returns
+    the names of the stacks whose tests failed."""
+    failed = []
+    for members, cmd in merged_commands(stacks, "test"):
+        if len(members) == 1:
+            if members[0].unit_test() != 0:
+                failed.append(members[0].name)
+            continue
+        names = ", ".join(st.name for st in members)
+        log(f"unit tests of {names} in one start: {' '.join(cmd)}")
+        if subprocess.run(cmd, cwd=members[0].dir, env=members[0].env()).returncode == 0:
+            continue
+        log(f"the unit tests of {names} failed together: each alone, to tell which")
+        failed += [st.name for st in members if st.unit_test() != 0]
+    return failed
+
+
+def build_all(stacks: list[Stack], force: bool = False) -> list[str]:
+    """Builds the stacks that are not up to date (all of them with force), one sbt start for the Scala stacks, and
+    trains their AOT caches (Stack.ensure_built does what is left); returns the names of those that failed."""
+    todo = [st for st in stacks if force or st.needs_build()]
+    failed = []
+    for members, cmd in merged_commands(todo, "build"):
+        if len(members) > 1:
+            log(f"building {', '.join(st.name for st in members)} in one start: {' '.join(cmd)}")
+            subprocess.run(cmd, cwd=members[0].dir, env=members[0].env())
+        for st in members:
+            try:
+                if len(members) == 1 or st.needs_build():
+                    st.build()
+                elif st.aot_cache is not None:
+                    st.train_aot_cache()
+            except ToolError as e:
+                log(str(e))
+                failed.append(st.name)
+    for st in stacks:
+        if st not in todo and st.aot_cache is not None and not st.aot_cache_is_current():
+            try:
+                st.train_aot_cache()
+            except ToolError as e:
+                log(str(e))
+                failed.append(st.name)
+    return failed
+
+
 # --------------------------------------------------------------------------- the one HTTP poller
 # Plain http.client, a new connection per attempt: nothing is imported or set up inside a timed window (importing
 # `requests` there once cost ~0.1 s, charged to whichever stack was measured first).
@@ -766,7 +910,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tls", action="store_true", help="TLS only: own CA, server certificate, hostssl lines only")
     for name in ("build", "test"):
         p = sub.add_parser(name)
-        p.add_argument("stack")
+        p.add_argument("stacks", nargs="+", metavar="stack")
+        p.add_argument("--failed-to", type=Path, help="write the names of the stacks that failed to this file")
+    sub.choices["build"].add_argument("--force", action="store_true", help="build even a stack that is up to date")
     p = sub.add_parser("run")
     p.add_argument("stack")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
@@ -778,11 +924,14 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.cmd == "db":
             return cmd_db(args)
-        if args.cmd == "build":
-            Stack.load(args.stack).build()
-            return 0
-        if args.cmd == "test":
-            return Stack.load(args.stack).unit_test()
+        if args.cmd in ("build", "test"):
+            stacks = [Stack.load(name) for name in args.stacks]
+            failed = build_all(stacks, args.force) if args.cmd == "build" else unit_test_all(stacks)
+            if args.failed_to:
+                args.failed_to.write_text("".join(f"{name}\n" for name in failed))
+            if failed:
+                print(f"stackctl: {args.cmd} failed: {' '.join(failed)}", file=sys.stderr)
+            return 1 if failed else 0
         return cmd_run(args)
     except ToolError as e:
         print(f"stackctl: {e}", file=sys.stderr)

@@ -84,6 +84,30 @@ def test_database_yields_the_service_role(monkeypatch):
         assert (url, pg) == ("postgres://someone:secret@db.example:5432/app", None)
 
 
+def test_clusters_start_as_copies_of_the_loaded_template_and_are_independent(pg):
+    """Every throw-away cluster starts as a copy of one loaded template: what one cluster changes, neither another
+    cluster nor a later one sees."""
+    with stackctl.ThrowawayPostgres() as other:
+        other.psql("DELETE FROM users WHERE email = 'john@example.com'")
+        assert other.psql("SELECT count(*) FROM users WHERE email = 'john@example.com'") == "0"
+        assert pg.psql("SELECT count(*) FROM users WHERE email = 'john@example.com'") == "1"
+        assert other.datadir.parent != pg.datadir.parent and other.port != pg.port
+    with stackctl.ThrowawayPostgres() as later:
+        assert later.psql("SELECT count(*) FROM users WHERE email = 'john@example.com'") == "1"
+        assert psql_as(later.service_url, "SELECT current_user").stdout.strip() == stackctl.SERVICE_ROLE
+
+
+def test_the_template_is_made_again_when_the_sql_or_the_credentials_change(tmp_path, monkeypatch):
+    base = stackctl.ThrowawayPostgres()
+    key = base.template_key()
+    assert stackctl.ThrowawayPostgres().template_key() == key
+    assert stackctl.ThrowawayPostgres(service_password="other").template_key() != key
+    seed = tmp_path / "seed.sql"
+    seed.write_bytes(stackctl.SQL_FILES[1].read_bytes() + b"\n-- one more line\n")
+    monkeypatch.setattr(stackctl, "SQL_FILES", [stackctl.SQL_FILES[0], seed])
+    assert base.template_key() != key
+
+
 def test_stop_and_start(pg):
     pg.pg_stop()
     assert not pg.is_running()
@@ -154,6 +178,45 @@ def test_aot_cache_is_used_only_when_trained_after_the_artifact(tmp_path, monkey
     assert stack.command("run") == [java, "-Xmx96m", "-jar", "target/app.jar"]
     # The training run is the run command itself, so the flags the cache records are the ones it is used with.
     assert stack.command("run", aot_output=cache) == [java, f"-XX:AOTCacheOutput={cache}", "-Xmx96m", "-jar", "target/app.jar"]
+
+
+def _sbt_stacks(tmp_path: Path, fail_task: str = "") -> list[stackctl.Stack]:
+    """Two stacks whose build and tests run one fake sbt launcher (it records each start's tasks, and fails a start
+    that names fail_task), and one that runs something else."""
+    launcher = tmp_path / "sbt"
+    launcher.write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path / 'starts'}\n"
+                        f"case \" $* \" in *\" {fail_task} \"*) exit 1;; esac\nexit 0\n" if fail_task else
+                        f"#!/bin/sh\necho \"$*\" >> {tmp_path / 'starts'}\n")
+    launcher.chmod(0o755)
+    stacks = []
+    for name in ("one", "other", "two"):
+        (tmp_path / name).mkdir()
+        if name == "other":
+            manifest = {"build": ["true"], "test": ["true"], "run": ["true"], "artifact": "x"}
+        else:
+            manifest = {"build": ["../sbt", "-batch", f"{name}/assembly"], "run": ["true"], "artifact": "x",
+                        "test": ["../sbt", "-batch", "core/test", f"{name}/test"]}
+        stacks.append(stackctl.Stack(name, tmp_path / name, manifest))
+    return stacks
+
+
+def test_stacks_on_one_sbt_launcher_share_one_start(tmp_path):
+    one, other, two = _sbt_stacks(tmp_path)
+    merged = stackctl.merged_commands([one, other, two], "test")
+    assert [([st.name for st in members], cmd) for members, cmd in merged] == [
+        (["one", "two"], ["../sbt", "-batch", "core/test", "one/test", "two/test"]),
+        (["other"], ["true"])]
+    assert [cmd for _, cmd in stackctl.merged_commands([one, two], "build")] == [
+        ["../sbt", "-batch", "one/assembly", "two/assembly"]]
+    assert stackctl.unit_test_all([one, other, two]) == []
+    assert (tmp_path / "starts").read_text().splitlines() == ["-batch core/test one/test two/test"]
+
+
+def test_a_failed_shared_start_runs_each_stack_alone_to_tell_which_failed(tmp_path):
+    one, other, two = _sbt_stacks(tmp_path, fail_task="two/test")
+    assert stackctl.unit_test_all([one, other, two]) == ["two"]
+    assert (tmp_path / "starts").read_text().splitlines() == [
+        "-batch core/test one/test two/test", "-batch core/test one/test", "-batch core/test two/test"]
 
 
 def test_no_aot_cache_before_jdk_25(tmp_path, monkeypatch):
