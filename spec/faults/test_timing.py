@@ -7,10 +7,26 @@ import random
 import statistics
 import time
 
+import pytest
 import requests
+
+import stackctl
+from service import start_service
 
 SAMPLES = 81
 TOLERANCE = 0.15
+
+
+@pytest.fixture(scope="module")
+def svc(stack, workdir):
+    """One service for the three comparisons: none stops it, each warms it up and samples both kinds alike (compare),
+    and a process start per comparison bought nothing but its start-up."""
+    with stackctl.ThrowawayPostgres() as db:
+        s = start_service(stack, db.service_url, workdir / "timing.log", db)
+        try:
+            yield s
+        finally:
+            stackctl.stop_process(s.proc)
 
 
 def timed(session, url, body) -> float:
@@ -21,28 +37,28 @@ def timed(session, url, body) -> float:
     return elapsed
 
 
-def test_unknown_user_costs_what_a_wrong_password_costs(pg, launch, figure):
+def test_unknown_user_costs_what_a_wrong_password_costs(svc, figure):
     wrong = {"username": "jane@example.com", "password": "not-her-password"}
     unknown = {"username": "nobody-here@example.com", "password": "not-her-password"}
-    compare(launch(pg), figure, ("wrong password", wrong), ("unknown user", unknown))
+    compare(svc, figure, ("wrong password", wrong), ("unknown user", unknown))
 
 
-def test_unusable_hash_costs_what_an_unknown_user_costs(pg, launch, figure):
+def test_unusable_hash_costs_what_an_unknown_user_costs(svc, figure):
     # broken@example.com (sql/seed.sql) has a hash of a scheme no stack knows ($bcrypt$); a disabled user
     # (sql/users.py disable: $disabled$<time>) is the same case. Answering it without the unknown user's
     # dummy argon2id run would tell an existing (disabled) account from an unknown one.
     unusable = {"username": "broken@example.com", "password": "not-its-password"}
     unknown = {"username": "nobody-here@example.com", "password": "not-its-password"}
-    compare(launch(pg), figure, ("unusable hash", unusable), ("unknown user", unknown))
+    compare(svc, figure, ("unusable hash", unusable), ("unknown user", unknown))
 
 
-def test_legacy_mismatch_costs_what_an_unknown_user_costs(pg, launch, figure):
+def test_legacy_mismatch_costs_what_an_unknown_user_costs(svc, figure):
     # john@example.com has a legacy HMAC hash (sql/seed.sql): its compare takes microseconds, so a wrong password for
     # it would be told from an unknown user's dummy argon2id run by its speed. A legacy mismatch runs a decoy argon2id
     # with the dummy's parameters (spec/README.md §8, step 3).
     legacy = {"username": "john@example.com", "password": "not-his-password"}
     unknown = {"username": "nobody-here@example.com", "password": "not-his-password"}
-    a, b = compare(launch(pg), figure, ("legacy mismatch", legacy), ("unknown user", unknown), two_sided=False)
+    a, b = compare(svc, figure, ("legacy mismatch", legacy), ("unknown user", unknown), two_sided=False)
     # One-sided, the lower quartiles and the medians: what would tell a legacy user is a mismatch cheaper than the
     # unknown user's dummy run (no decoy, or a decoy skipped now and then); the HMAC compare on top of the decoy
     # may cost a little more.
