@@ -4,7 +4,9 @@
     pytest spec/faults --stack actix --long          # plus the long parts (make test-faults)
 
 Every test starts the stack itself, on a throw-away PostgreSQL of its own, so
-that it may stop the database or the server. Figures (5xx seen, recovery
+that it may stop the database or the server; the cases that stop neither and
+check afterwards that the server still answers (test_hostile's hand-made inputs,
+test_timing's comparisons) share one per module. Figures (5xx seen, recovery
 time, failed in-flight requests, ...) are printed in a summary per stack.
 """
 from __future__ import annotations
