@@ -1,6 +1,7 @@
 """The benchmark runner behind `make bench` (`wrk/bench.py` is its entry point), one module per job:
 
-    cli           the command line, the profiles, progress lines and the time estimate
+    cli           the command line, the profiles, progress lines
+    estimate      the schedule's time per target and phase (--estimate, the progress countdown)
     records       typed records: Settings, Limits, FlyShared, Snapshot, Measurement, RateSpec, WarmUp,
                   StackResult (to_json: its results.json entry), and the constants the phases share
     keys          the dev key types: algorithm, kid, names, the openssl speed algorithm
@@ -10,7 +11,8 @@
     ceilings      OpenSSL's and each stack's own signing ceiling
     loadgen       wrk and oha: one run each, their output read, what fails a run
     latency       every request's latency as a 1 % histogram; a point's runs pooled
-    schedule      warm-up, the interleaved sweep, the open loop, the capacity range from repeated steps, fly's burst
+    schedule      warm-up, the interleaved sweep, the open-loop points and steps, the capacity range from repeated
+                  steps, fly's burst
     verification  the tokens checked against the JWKS, the conformance gate
     environment   the machine, the tools, the libraries and the settings as results.json records them
     summary       the statistics of each stack's runs

@@ -18,13 +18,15 @@ no number), start with the contract's environment in a cgroup of its own,
 start-up time (exec -> first 200 on /token), verification (two logins, the
 chosen dev key's kid in the served JWKS, tokens checked against it) and a
 primer. Then, with every server up at once, the closed-loop sweep (wrk):
-at each concurrency a warm-up until the median CPU per request of the last
-three windows is within 3 % of the three before, then the repeats, the concurrencies and the stacks
+a warm-up at the highest concurrency until the median CPU per request of the
+last three windows is within 3 % of the three before (one window at each
+other concurrency), then the repeats, the concurrencies and the stacks
 interleaved round-robin (both orders rotate each repeat and are recorded;
 each measured run follows an unmeasured re-warm window at its concurrency).
 Then the open-loop phase (oha at constant arrival rates, latency from each request's intended start):
 the same absolute rates for every stack (fractions of the slowest stack's
-closed-loop maximum) and 50/75/90 % of the stack's own maximum. Every run
+closed-loop maximum: 50 and 75 %) and 25/50/75/90 % of the stack's own
+maximum, five 30 s runs each, then the capacity range. Every run
 records the server's, wrk's and PostgreSQL's CPU time, the machine's idle
 and stolen CPU; any non-200 answer (or socket error) in any load phase fails
 the stack, and the runner exits non-zero when any stack failed. The report
@@ -100,8 +102,9 @@ def parse_args(argv: list[str] | None) -> Settings:
                                           "connections only queue past the pool's 1 s acquire timeout)")
     ap.add_argument("--duration", type=int, default=15, help="seconds per measured run")
     ap.add_argument("--warmup", type=int, default=180,
-                    help="cap in seconds of the warm-up at each concurrency (it ends earlier once the median CPU per "
-                         "request of the last 3 windows is within 3 %% of the 3 before)")
+                    help="cap in seconds of the warm-up, once per stack at the highest concurrency (it ends earlier "
+                         "once the median CPU per request of the last 3 windows is within 3 %% of the 3 before; then "
+                         "one window at each other concurrency)")
     ap.add_argument("--warmup-window", type=int, default=10, help="seconds per warm-up window")
     ap.add_argument("--rewarm", type=int, default=5,
                     help="seconds of unmeasured load at a run's concurrency right before it (the sweep interleaves "
@@ -114,12 +117,17 @@ def parse_args(argv: list[str] | None) -> Settings:
                     help="runs at every open-loop point (each shared rate, each fraction of a stack's own maximum), "
                          "interleaved; their requests are pooled for the percentiles, and the tables give the range "
                          "across runs")
-    ap.add_argument("--capacity-steps", type=int, default=3,
+    ap.add_argument("--capacity-steps", type=int, default=2,
                     help=f"bisection steps for the highest constant rate with p99 under {CAPACITY_P99_MS:.0f} ms "
                          "(0: skip)")
     ap.add_argument("--capacity-runs", type=int, default=3,
                     help="runs a capacity step's rate must hold in, every one of them (a step ends at its first run "
                          "that does not hold); the open-loop points count with all their runs")
+    ap.add_argument("--open-loop-rewarm", type=int, default=2,
+                    help="seconds of unmeasured load at an open-loop run's rate right before it, when the process's "
+                         "previous run was an open-loop run too (after the closed loop: --rewarm)")
+    ap.add_argument("--estimate", action="store_true",
+                    help="print the schedule's time estimate (per phase and target, and the total) and exit")
     ap.add_argument("--gc-log", action="store_true",
                     help="JVM stacks log their collections (-Xlog:gc, asynchronous, into the run's folder); results "
                          "attribute the pauses to each open-loop run")
@@ -196,6 +204,8 @@ def parse_args(argv: list[str] | None) -> Settings:
         ap.error("--capacity-steps must be 0 or more")
     if capacity_runs < 1:
         ap.error("--capacity-runs must be at least 1")
+    if a.open_loop_rewarm < 0:
+        ap.error("--open-loop-rewarm must be 0 or more")
     if duration < 1 or repeats < 1 or window < 1 or open_s < 1 or rewarm < 1 or open_repeats < 1:
         ap.error("--duration, --repeats, --warmup-window, --rewarm, --open-loop-seconds and --open-loop-repeats must "
                  "be at least 1")
@@ -210,7 +220,7 @@ def parse_args(argv: list[str] | None) -> Settings:
                     a.key_type, concurrency, duration, warmup, primer, repeats, a.wrk_threads,
                     not (a.skip_conformance or a.smoke), not a.no_build, a.out, a.target, a.verify,
                     not a.no_open_loop, open_s, window, rewarm, open_repeats, a.gc_log, capacity_steps,
-                    not a.no_floor, capacity_runs)
+                    not a.no_floor, capacity_runs, a.open_loop_rewarm, a.estimate)
 
 
 
@@ -225,17 +235,3 @@ class Progress:
         extra = f" {seconds:.0f}s" if seconds else ""
         print(f"[bench {time.strftime('%H:%M:%S')}] {stack:<8} {phase}{extra}  (about {left / 60:.1f} min left)",
               file=sys.stderr, flush=True)
-
-
-def estimated_seconds(settings: Settings, n: int) -> float:
-    warm = len(settings.concurrency) * min(settings.warmup, (2 * settings.warmup_k + 1) * settings.warmup_window)
-    per = settings.primer + warm + len(settings.concurrency) * settings.repeats * (settings.duration + settings.rewarm)
-    if settings.limits.shared:
-        per += min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
-    if settings.open_loop:
-        # A capacity step that holds takes all its runs, one that fails usually ends at its first: half of each.
-        per += (((len(settings.shared_fractions) + len(settings.own_fractions)) * settings.open_loop_repeats
-                 + settings.capacity_steps * (settings.capacity_runs + 1) / 2)
-                * (settings.open_loop_s + 1 + (0 if settings.smoke else settings.rewarm + 1)))
-    ceilings = settings.signbench_runs * (2 * settings.signbench_s + 3)
-    return n * (per + (90 if settings.conformance else 0) + 30 + ceilings + 5 + 3 * settings.startup_probes)

@@ -17,7 +17,7 @@ from stackctl import ROOT, Stack, ToolError
 from harness.cgroups import cgroup_version, resolve_cpuset
 from harness.keys import key_alg, key_kid
 from harness.loadgen import loadgen
-from harness.records import CAPACITY_P99_MS, STABLE_WITHIN, Settings
+from harness.records import CAPACITY_P99_MS, SAME_POINT_WITHIN, STABLE_WITHIN, Settings
 
 CRYPTO_FLAGS = ("avx512ifma", "avx512f", "avx512bw", "avx512vl", "vaes", "vpclmulqdq", "sha_ni", "avx2", "adx",
                 "bmi2", "aes", "pclmulqdq")
@@ -165,6 +165,8 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                                 f"within {STABLE_WITHIN:.0%} of the median of the {settings.warmup_k} before, at "
                                 f"least {2 * settings.warmup_k} windows (requests/s for targets without a server "
                                 f"process), at most the cap; each warm-up records its rule and outcome",
+            "warmup_schedule": f"by the rule once per stack at c={max(settings.concurrency)}, then one "
+                               f"{settings.warmup_window} s window at each other concurrency",
             "primer_s": settings.primer,
             "repeats": settings.repeats,
             "rewarm_s": settings.rewarm,
@@ -178,6 +180,10 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                           "shared_fractions_of_slowest_max": list(settings.shared_fractions),
                           "own_fractions": list(settings.own_fractions),
                           "own_fraction_repeats": settings.open_loop_repeats, "gc_log": settings.gc_log,
+                          "same_point_within": SAME_POINT_WITHIN,
+                          "rewarm_s": {"after_the_closed_loop": settings.rewarm,
+                                       "after_an_open_loop_run": settings.open_loop_rewarm},
+                          "floor_points": "the shared rates only",
                           "capacity": {"p99_under_ms": CAPACITY_P99_MS, "bisection_steps": settings.capacity_steps,
                                        "runs_per_step": settings.capacity_runs},
                           "bodies": f"scenario {settings.scenario}: a random line per request of the same "

@@ -13,8 +13,9 @@ from typing import Any
 
 STABLE_WITHIN = 0.03    # warm-up: the median of the last k windows' CPU per request within 3 % of the k before
 WARMUP_K = 3            # ... k windows (1 in the smoke run), and at least 2k windows in all
-SHARED_FRACTIONS = (0.25, 0.5, 0.75, 0.9)  # open loop: of the slowest stack's closed-loop maximum, for every stack
-OWN_FRACTIONS = (0.5, 0.75, 0.9)           # open loop: of the stack's own closed-loop maximum
+SHARED_FRACTIONS = (0.5, 0.75)            # open loop: of the slowest stack's closed-loop maximum, for every stack
+OWN_FRACTIONS = (0.25, 0.5, 0.75, 0.9)     # open loop: of the stack's own closed-loop maximum
+SAME_POINT_WITHIN = 0.03  # an own rate within 3 % of a shared rate is measured once, at the shared rate, under both
 CAPACITY_P99_MS = 100.0   # "the highest constant rate each sustains with p99 under 100 ms"
 
 
@@ -72,6 +73,8 @@ class Settings:
     capacity_steps: int = 3
     floor: bool = True      # run the floor (wrk/floor/) beside the stacks as a calibration target
     capacity_runs: int = 3  # runs a capacity step's rate must hold in, every one (schedule.capacity_search)
+    open_loop_rewarm: int = 2   # re-warm before an open-loop run when the process's previous run was one too
+    estimate: bool = False      # print the schedule's estimate and exit (harness/estimate.py)
 
     @property
     def shed_ok(self) -> bool:
@@ -191,12 +194,14 @@ class Measurement:
 class RateSpec:
     """One open-loop rate a stack is offered: `shared` (a fraction of the slowest stack's closed-loop maximum,
     the same absolute rate for every stack), `own` (a fraction of its own maximum, `repeat` 1..n) or `capacity`
-    (a bisection step; `repeat` is the run within the step)."""
+    (a bisection step; `repeat` is the run within the step). A shared rate within SAME_POINT_WITHIN of one of the
+    stack's own fractions stands for that own point too (`own_fraction`): one point measured, reported under both."""
     kind: str
     fraction: float
     of: str
     target_rps: float
     repeat: int | None = None
+    own_fraction: float | None = None
 
     def to_json(self) -> dict:
         return _set_fields(self)

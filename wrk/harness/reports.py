@@ -95,7 +95,9 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         "",
         f"Settings: concurrency {', '.join(map(str, st['concurrency']))}; {st['repeats']} × {st['duration_s']} s each, "
         f"concurrencies and stacks interleaved round-robin, each run after a {st.get('rewarm_s', 0)} s re-warm at its "
-        f"concurrency, after a {st['primer_s']} s primer and a warm-up at each concurrency until "
+        f"concurrency, after a {st['primer_s']} s primer and a warm-up "
+        + ("at the highest concurrency (one window at the others) " if st.get("warmup_schedule") else
+           "at each concurrency ") + "until "
         + (f"{st['warmup_criterion'].split(', at most')[0]}, {st.get('warmup_window_s', '?')} s windows (at most "
            if "median" in st.get("warmup_criterion", "") else
            f"two {st.get('warmup_window_s', '?')} s windows agree on CPU per request within 3 % (at most ")
@@ -240,9 +242,12 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
                             for r in placed) + "."]
     warm = [r for r in ok if r.get("warmups")]
     if warm:
-        lines += ["", "Warm-up per concurrency (seconds, * = stopped at the cap without meeting the rule): " +
-                  "; ".join(f"{r['name']} " + ", ".join(f"c={w['concurrency']} {w['seconds']:.0f}{'' if w['stable'] else '*'}"
-                                                      for w in r["warmups"]) for r in warm) + "."]
+        lines += ["", "Warm-up per concurrency (seconds, * = stopped at the cap without meeting the rule; "
+                  "\"1 window\" = one window after the warm-up by the rule at another concurrency): " +
+                  "; ".join(f"{r['name']} " + ", ".join(
+                      f"c={w['concurrency']} {w['seconds']:.0f}{'' if w['stable'] else '*'}"
+                      + (" (1 window)" if (w.get("rule") or {}).get("after_concurrency") is not None else "")
+                      for w in r["warmups"]) for r in warm) + "."]
     if order:
         firsts = [o for o in order if "repeat" in o]
         if firsts:

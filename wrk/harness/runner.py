@@ -20,9 +20,10 @@ from stackctl import ROOT, Stack, ToolError
 from harness.argon2 import KEYCLOAK, KEYCLOAK_PER_VCPU, argon2_ceiling, argon2_lines, argon2_summary
 from harness.ceilings import CeilingLog, own_ceiling, own_ceiling_through_run, provider_problem
 from harness.cgroups import Cgroup, resolve_cpuset
-from harness.cli import Progress, estimated_seconds, parse_args
+from harness.cli import Progress, parse_args
 from harness.dockerbench import bench_docker
 from harness.environment import environment
+from harness.estimate import estimate_lines, estimated_seconds
 from harness.floor import floor_ratios, floor_stack
 from harness.governor import GovernorThread, ShareGovernor
 from harness.keys import OPENSSL_SPEED
@@ -269,6 +270,10 @@ def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> St
 
 def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
+    with_floor = bool(settings.stacks) and settings.floor and settings.target == "local"
+    if settings.estimate:
+        print("\n".join(estimate_lines(settings, len(settings.stacks), len(settings.urls), with_floor)))
+        return 0
     for tool in ("wrk", "openssl"):
         if not shutil.which(tool):
             print(f"bench: {tool} not found (apt-get install {tool})", file=sys.stderr)
@@ -288,8 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         server_cpu = int(resolve_cpuset(settings.limits.cpuset))
         os.sched_setaffinity(0, {c for c in os.sched_getaffinity(0) if c != server_cpu})
     stacks = [Stack.load(s) for s in settings.stacks]
-    progress = Progress(estimated_seconds(settings, len(stacks) + len(settings.urls) + (1 if stacks and settings.floor
-                                                                                         else 0)))
+    progress = Progress(estimated_seconds(settings, len(stacks), len(settings.urls), with_floor))
     env = environment(settings, stacks)
 
     progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]}")

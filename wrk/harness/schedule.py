@@ -19,27 +19,55 @@ from harness.governor import GovernorThread, burst_seconds
 from harness.latency import pooled
 from harness.loadgen import loadgen, open_loop_bodies, open_loop_connections, run_failure, run_oha, run_wrk
 from harness.probes import Sampler, account, proc_cpu_seconds, system_cpu, thread_switches, tree_cpu_seconds
-from harness.records import (CAPACITY_P99_MS, STABLE_WITHIN, FlyResult, RateSpec, Settings, Snapshot, StackResult,
-                             WarmUp)
+from harness.records import (CAPACITY_P99_MS, SAME_POINT_WITHIN, STABLE_WITHIN, FlyResult, RateSpec, Settings,
+                             Snapshot, StackResult, WarmUp)
 
 
 def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...],
-                    repeats: int = 1, calibration: frozenset[str] = frozenset()) -> dict[str, list[RateSpec]]:
+                    repeats: int = 1, calibration: frozenset[str] = frozenset(),
+                    within: float = SAME_POINT_WITHIN) -> dict[str, list[RateSpec]]:
     """Per stack, the rates it is offered, `repeats` rounds of: the same absolute rates for all (fractions of the
     slowest stack's closed-loop maximum), then fractions of its own maximum; each round both in a rotated order,
-    so no rate always follows the same one, and every point gets `repeats` runs to pool. The slowest stack is one
-    of the stacks: a calibration target (the floor) is offered the same rates but does not set them."""
+    so no rate always follows the same one, and every point gets `repeats` runs to pool. An own rate within
+    `within` of a shared rate is not run again: the shared rate's runs stand for that own point too (its
+    `own_fraction`) — the slowest stack's shared rates ARE its own fractions. The slowest is one of the stacks: a
+    calibration target (the floor) is offered the shared rates only (what its ratios are taken at) and does not
+    set them."""
     if not max_rps:
         return {}
     slowest = min((v for k, v in max_rps.items() if k not in calibration), default=min(max_rps.values()))
     out = {}
     for name, top in max_rps.items():
+        shared_at = {f: round(slowest * f, 1) for f in shared}
+        own_at = {} if name in calibration else {f: round(top * f, 1) for f in own}
+        stands_for: dict[float, float] = {}   # shared fraction -> the own fraction it is measured for as well
+        for fo, ro in own_at.items():
+            near = sorted((abs(rs - ro) / ro, fs) for fs, rs in shared_at.items()
+                          if ro > 0 and abs(rs - ro) <= within * ro and fs not in stands_for)
+            if near:
+                stands_for[near[0][1]] = fo
         rates = []
         for k in range(repeats):
-            rates += [RateSpec("shared", f, "slowest", round(slowest * f, 1), k + 1) for f in rotated(list(shared), k)]
-            rates += [RateSpec("own", f, "own", round(top * f, 1), k + 1) for f in rotated(list(own), k)]
+            rates += [RateSpec("shared", f, "slowest", shared_at[f], k + 1, stands_for.get(f))
+                      for f in rotated(list(shared), k)]
+            rates += [RateSpec("own", f, "own", own_at[f], k + 1) for f in rotated(list(own_at), k)
+                      if f not in stands_for.values()]
         out[name] = [r for r in rates if r.target_rps >= 1]
     return out
+
+
+def open_loop_steps(names: list[str], plan: dict[str, list[RateSpec]]) -> list[list[tuple[str, RateSpec]]]:
+    """The open loop's steps, round by round: in round k, step j runs every stack's j-th point of that round (a
+    stack with fewer points, the slowest or the floor, sits the later steps out), the stacks in an order rotated
+    by one each step (and one more each round). So every target's runs spread over all the rounds alike, whatever
+    its number of points."""
+    steps: list[list[tuple[str, RateSpec]]] = []
+    for i, k in enumerate(sorted({s.repeat for specs in plan.values() for s in specs})):
+        per = {n: [s for s in plan.get(n, []) if s.repeat == k] for n in names}
+        for j in range(max((len(v) for v in per.values()), default=0)):
+            # rotated by the step and the round: a round's first step does not always start with the same stack
+            steps.append([(n, per[n][j]) for n in rotated(names, len(steps) + i) if j < len(per[n])])
+    return steps
 
 
 @dataclass
@@ -157,21 +185,46 @@ def rotated(items: list, k: int) -> list:
     return items[k:] + items[:k]
 
 
-def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: list,
-          before_repeat: Callable[[int], Any] | None = None) -> None:
-    """The closed-loop sweep, every stack up at once. First, at each concurrency, each stack warmed up until
-    stable. Then the repeats: in repeat k both the concurrencies and the stacks in an order rotated by k (16, 64,
-    256 / 64, 256, 16 / 256, 16, 64), and before every measured run one unmeasured window at its concurrency (the
-    stack may have just run another one). So no concurrency always runs last: the VM's drift within a run (10-20 %
-    here) spreads over every cell instead of landing on the highest concurrency. Under fly's shared rule the
-    balance is emptied before every run (the sustained state)."""
-    for c in settings.concurrency:
+def warm_up_once(lives: list[Live], settings: Settings, progress: Progress) -> None:
+    """The warm-up rule once per stack, at the highest concurrency (the most requests per second: the JITs reach
+    their thresholds soonest); then, the process warm, one window at each other concurrency (its connections and
+    threads) instead of the rule again. Each is a WarmUp in the stack's `warmups`; the short ones have `rule`
+    {"after_concurrency", "window_s"} and the rule's outcome as `stable`."""
+    top = max(settings.concurrency)
+    for live in lives:
+        if live.failed:
+            continue
+        if live.governor:
+            live.governor.set_balance(0.0)
+        live.result.warmups.append(warm_up(live, settings, top, progress))
+    for c in sorted(settings.concurrency, reverse=True)[1:]:
         for live in lives:
             if live.failed:
                 continue
             if live.governor:
                 live.governor.set_balance(0.0)
-            live.result.warmups.append(warm_up(live, settings, c, progress))
+            window = settings.warmup_window
+            progress.say(live.name, f"warm-up c={c} (one window after c={top})", window)
+            t0 = time.monotonic()
+            run = load_run(live, settings, c, window, f"warm-up c={c}", measured=False)
+            ruled = next((w for w in live.result.warmups if w.concurrency == top), None)
+            live.result.warmups.append(WarmUp(
+                concurrency=c, criterion=f"one {window} s window after the warm-up by the rule at c={top}",
+                cap_s=window, seconds=round(time.monotonic() - t0, 1), stable=bool(ruled and ruled.stable),
+                windows=[{"rps": run["rps"], "cpu_ms_per_request": run.get("cpu_ms_per_request"),
+                          "errors": run["errors"]}] if run else [],
+                rule={"after_concurrency": top, "window_s": window}))
+
+
+def sweep(lives: list[Live], settings: Settings, progress: Progress, order_log: list,
+          before_repeat: Callable[[int], Any] | None = None) -> None:
+    """The closed-loop sweep, every stack up at once. First each stack warmed up (warm_up_once: by the rule at the
+    highest concurrency, one window at the others). Then the repeats: in repeat k both the concurrencies and the
+    stacks in an order rotated by k (16, 64, 256 / 64, 256, 16 / 256, 16, 64), and before every measured run one unmeasured window at its concurrency (the
+    stack may have just run another one). So no concurrency always runs last: the VM's drift within a run (10-20 %
+    here) spreads over every cell instead of landing on the highest concurrency. Under fly's shared rule the
+    balance is emptied before every run (the sustained state)."""
+    warm_up_once(lives, settings, progress)
     for rep in range(settings.repeats):
         if before_repeat:
             before_repeat(rep)   # the run's ceiling sampled between the repeats (CeilingLog)
@@ -218,12 +271,14 @@ def open_loop(lives: list[Live], settings: Settings, progress: Progress, order_l
         f.write("\n".join(open_loop_bodies(settings.scenario, settings.wrong_share)) + "\n")
         bodies = Path(f.name)
     try:
-        steps = max((len(v) for v in plan.values()), default=0)
-        for i in range(steps):
-            order = [lv for lv in rotated(ok, i) if not lv.failed and i < len(plan.get(lv.name, []))]
-            order_log.append({"open_loop_step": i + 1, "order": [lv.name for lv in order]})
-            for live in order:
-                run = open_run(live, plan[live.name][i], settings, progress, bodies, oha, settings.open_loop_s)
+        by_name = {lv.name: lv for lv in ok}
+        for i, step in enumerate(open_loop_steps([lv.name for lv in ok], plan)):
+            step = [(by_name[n], spec) for n, spec in step if not by_name[n].failed]
+            order_log.append({"open_loop_step": i + 1, "order": [lv.name for lv, _ in step]})
+            for live, spec in step:
+                if live.failed:
+                    continue
+                run = open_run(live, spec, settings, progress, bodies, oha, settings.open_loop_s)
                 if run is not None:
                     live.result.open_loop.append(run)
         if settings.capacity_steps:
@@ -239,13 +294,16 @@ def open_run(live: Live, spec: RateSpec, settings: Settings, progress: Progress,
     clock (for the GC log). None, and the stack marked failed, when it does not hold."""
     if live.governor:
         live.governor.set_balance(0.0)
-    if settings.rewarm and not settings.smoke:
-        # Unmeasured, at the same rate: a change of load (another rate, or the closed loop before) makes the JITs
-        # deoptimize and recompile (akka: 144 deoptimizations and 1.3 s of C2 compilation in the first 15 s of a
-        # constant rate after wrk), which is the change's cost, not the steady state's tail.
-        progress.say(live.name, f"open-loop re-warm {spec.target_rps:.0f}/s", settings.rewarm)
+    # Unmeasured, at the same rate: a change of load (another rate, or the closed loop before) makes the JITs
+    # deoptimize and recompile (akka: 144 deoptimizations and 1.3 s of C2 compilation in the first 15 s of a
+    # constant rate after wrk), which is the change's cost, not the steady state's tail. The full --rewarm after
+    # the closed loop (wrk's load is another shape); after an open-loop run of the same process (the same requests
+    # at another rate) the shorter --open-loop-rewarm.
+    rewarm = settings.open_loop_rewarm if getattr(live.result, "open_loop", None) else settings.rewarm
+    if rewarm and not settings.smoke:
+        progress.say(live.name, f"open-loop re-warm {spec.target_rps:.0f}/s", rewarm)
         with contextlib.suppress(ToolError, subprocess.TimeoutExpired):
-            run_oha(live.url, spec.target_rps, settings.rewarm, open_loop_connections(spec.target_rps, settings),
+            run_oha(live.url, spec.target_rps, rewarm, open_loop_connections(spec.target_rps, settings),
                     bodies, settings.wrong_share, oha)
         if live.governor:
             live.governor.set_balance(0.0)

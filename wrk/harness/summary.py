@@ -118,7 +118,8 @@ def summarize(result: dict, ceiling: dict | None) -> dict:
         summary["cgroup_peak_mib"] = round(peak / 2**20, 1)
     if result.get("open_loop"):
         pair = signing_per_pair(result, ceiling)
-        summary["open_loop"] = [{**{k: r[k] for k in ("kind", "fraction", "repeat", "target_rps", "achieved_rps",
+        summary["open_loop"] = [{**{k: r[k] for k in ("kind", "fraction", "own_fraction", "repeat", "target_rps",
+                                                      "achieved_rps",
                                                       "errors", "latency_ms", "gc", "cpu_ms_per_request",
                                                       "switches_per_request") if k in r},
                                  **({"own_cost_ms_per_request": round(r["cpu_ms_per_request"] - pair[0], 4),
@@ -156,10 +157,20 @@ def handoffs(runs: list[dict]) -> dict:
             "threads_gone": sum((r.get("switches") or {}).get("threads_gone", 0) for r in runs)}
 
 
+def point_fraction(run: dict, kind: str) -> float | None:
+    """The fraction of the point of `kind` a run belongs to: its own for a run of that kind; for "own", also the
+    `own_fraction` a shared run stands for (open_loop_rates: an own rate within 3 % of a shared one is measured
+    once, at the shared rate). None when the run is no point of that kind (a capacity step, the other kind)."""
+    if run.get("kind") == kind:
+        return run["fraction"]
+    return run.get("own_fraction") if kind == "own" and run.get("kind") == "shared" else None
+
+
 def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores: int | None = None,
                           kind: str = "own") -> list[dict]:
     """The runs at fractions of the stack's own maximum (kind "own"; "shared": the same absolute rates for every
-    stack), one entry per fraction: the percentiles of every request of its runs pooled (`pooled_latency_ms`, from
+    stack; a shared run that stands for an own point counts for it as well, `shared_fraction` says so), one entry
+    per fraction: the percentiles of every request of its runs pooled (`pooled_latency_ms`, from
     the runs' histograms, harness/latency.py), the medians of the runs' own percentiles, the range across runs of
     p50, p99 and p99.9, the machine's busy share (server, load generator and PostgreSQL together: what
     "75 % of the closed-loop maximum" is as load on the machine), the server's CPU, own cost and hand-offs per
@@ -168,8 +179,8 @@ def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores
     cores = cores or os.cpu_count() or 1
     raw = raw or runs
     out = []
-    for f in sorted({r["fraction"] for r in runs if r.get("kind") == kind}):
-        picked = [(r, m) for r, m in zip(runs, raw) if r.get("kind") == kind and r["fraction"] == f]
+    for f in sorted({p for r in runs if (p := point_fraction(r, kind)) is not None}):
+        picked = [(r, m) for r, m in zip(runs, raw) if point_fraction(r, kind) == f]
         rs = [{**m, **r} for r, m in picked]
         lat = {p: round(statistics.median(r["latency_ms"][p] for r in rs if r["latency_ms"].get(p) is not None), 3)
                for p in ("p50", "p90", "p99", "p99_9", "max")}
@@ -179,6 +190,8 @@ def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores
              "p99_spread": spread([r["latency_ms"]["p99"] for r in rs]),
              "p99_over_p50": round(lat["p99"] / lat["p50"], 1) if lat["p50"] else None,
              "seconds": round(sum(r.get("duration_s") or 0 for r in rs), 1)}
+        if kind == "own" and rs[0].get("kind") == "shared":
+            e["shared_fraction"] = rs[0]["fraction"]   # measured once, at that shared rate (within 3 % of this one)
         for p in ("p50", "p99_9"):
             vals = [r["latency_ms"][p] for r in rs if r["latency_ms"].get(p) is not None]
             if vals:

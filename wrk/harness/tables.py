@@ -19,8 +19,13 @@ def _handoffs(e: dict) -> str:
 
 
 def _warm(result: dict, c: str) -> str:
-    """How long the stack needed to reach its steady cost at concurrency c (* = the cap, the rule not met)."""
-    w = next((w for w in result.get("warmups") or [] if str(w.get("concurrency")) == str(c)), None)
+    """How long the stack needed to reach its steady cost at concurrency c (* = the cap, the rule not met). Where
+    c had only one window after the warm-up by the rule at another concurrency, that warm-up's seconds."""
+    ws = result.get("warmups") or []
+    w = next((w for w in ws if str(w.get("concurrency")) == str(c)), None)
+    after = ((w or {}).get("rule") or {}).get("after_concurrency")
+    if after is not None:
+        w = next((x for x in ws if x.get("concurrency") == after), w)
     return "n/a" if w is None else f"{w['seconds']:.0f}" + ("" if w.get("stable") else "*")
 
 
@@ -40,7 +45,8 @@ def per_login_lines(ok: list[dict]) -> list[str]:
              "OpenSSL's two signatures, the stack has no signbench); *hand-offs/login* = scheduler switches of the "
              "server's threads (voluntary + nonvoluntary, `/proc/<pid>/task/*/status`) per login, each a thread "
              "parked or preempted (* = threads exited during the runs and their switches are not counted: a lower "
-             "bound); *warm-up s* = the warm-up at that concurrency until the rule held (* = stopped at the cap); "
+             "bound); *warm-up s* = the warm-up until the rule held (* = stopped at the cap), at that concurrency or, "
+             "where it had one window after it, at the highest; "
              "*CPU ÷ floor* = CPU ms/login ÷ the floor's at the same concurrency (below)."
              + (" The open-loop columns are at those fractions of the stack's own maximum (medians of the runs)."
                 if fractions else ""), "",
@@ -146,7 +152,8 @@ def open_loop_lines(with_open: list[dict]) -> list[str]:
         for o in r["summary"].get("open_loop_shared") or []:
             lines.append(point_row(r["name"], f"shared {o['target_rps']:.0f}/s", o))
         for o in r["summary"].get("open_loop_own") or []:
-            lines.append(point_row(r["name"], f"{o['fraction']:.0%}", o))
+            same = f" (= shared {o['target_rps']:.0f}/s)" if o.get("shared_fraction") is not None else ""
+            lines.append(point_row(r["name"], f"{o['fraction']:.0%}{same}", o))
     return lines + [""]
 
 

@@ -580,16 +580,61 @@ def test_oha_summary_parsing():
 def test_open_loop_rates_are_shared_absolute_and_own_relative():
     plan = schedule.open_loop_rates({"fast": 3000.0, "slow": 2000.0}, (0.5, 0.9), (0.5,))
     assert [r.target_rps for r in plan["fast"]] == [1000.0, 1800.0, 1500.0]   # one round
-    assert [r.target_rps for r in plan["slow"]] == [1000.0, 1800.0, 1000.0]
-    assert [r.kind for r in plan["slow"]] == ["shared", "shared", "own"]
+    assert [r.kind for r in plan["fast"]] == ["shared", "shared", "own"]
+    assert plan["fast"][2].to_json() == {"kind": "own", "fraction": 0.5, "of": "own", "target_rps": 1500.0, "repeat": 1}
+    # The slowest stack's own 50 % IS the shared 50 %: measured once, standing for both points.
+    assert [r.target_rps for r in plan["slow"]] == [1000.0, 1800.0]
     assert plan["slow"][0].to_json() == {"kind": "shared", "fraction": 0.5, "of": "slowest", "target_rps": 1000.0,
-                                         "repeat": 1}
-    assert plan["slow"][2].to_json() == {"kind": "own", "fraction": 0.5, "of": "own", "target_rps": 1000.0, "repeat": 1}
+                                         "repeat": 1, "own_fraction": 0.5}
+    assert "own_fraction" not in plan["slow"][1].to_json()
     assert schedule.open_loop_rates({}, (0.5,), (0.5,)) == {}
 
 
+def test_an_own_rate_within_three_per_cent_of_a_shared_one_is_measured_once():
+    # The shared rates: 1000 and 1500 (50 and 75 % of the slowest, 2000).
+    plan = schedule.open_loop_rates({"slow": 2000.0, "near": 2040.0, "far": 2100.0}, (0.5, 0.75), (0.25, 0.5, 0.75))
+    near = {(r.kind, r.fraction): r for r in plan["near"]}
+    # near's own 50 % (1020) is 2.0 % from the shared 50 % (1000), its own 75 % (1530) 2.0 % from the shared 1500.
+    assert set(near) == {("shared", 0.5), ("shared", 0.75), ("own", 0.25)}
+    assert near[("shared", 0.5)].own_fraction == 0.5 and near[("shared", 0.75)].own_fraction == 0.75
+    assert near[("shared", 0.5)].target_rps == 1000.0   # the shared rate, the same for every stack
+    far = {(r.kind, r.fraction): r for r in plan["far"]}   # 1050 vs 1000 and 1575 vs 1500: 5 % apart
+    assert set(far) == {("shared", 0.5), ("shared", 0.75), ("own", 0.25), ("own", 0.5), ("own", 0.75)}
+    assert all(r.own_fraction is None for r in plan["far"])
+    assert len(plan["slow"]) == 3   # the slowest: its own 25 %, and the shared rates that are its 50 and 75 %
+
+
+def test_the_summary_reports_a_point_measured_once_under_both_names():
+    lat = {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "max": 5.0}
+    runs = [{"kind": "shared", "fraction": 0.5, "own_fraction": 0.5, "repeat": k, "target_rps": 1000.0,
+             "achieved_rps": 1000.0, "errors": 0, "latency_ms": lat, "cpu_ms_per_request": 1.0} for k in (1, 2)]
+    runs += [{"kind": "own", "fraction": 0.25, "repeat": 1, "target_rps": 500.0, "achieved_rps": 500.0, "errors": 0,
+              "latency_ms": lat}, {"kind": "capacity", "fraction": 1.0, "target_rps": 2000.0, "achieved_rps": 2000.0,
+                                   "errors": 0, "latency_ms": lat}]
+    own = summary.open_loop_own_summary(runs)
+    assert [(o["fraction"], o["runs"], o["target_rps"]) for o in own] == [(0.25, 1, 500.0), (0.5, 2, 1000.0)]
+    assert own[1]["shared_fraction"] == 0.5 and "shared_fraction" not in own[0]
+    shared = summary.open_loop_own_summary(runs, kind="shared")
+    assert [(o["fraction"], o["runs"]) for o in shared] == [(0.5, 2)] and "shared_fraction" not in shared[0]
+
+
+def test_open_loop_steps_spread_every_targets_runs_over_the_rounds():
+    plan = schedule.open_loop_rates({"a": 1000.0, "b": 3000.0, "floor": 5000.0}, (0.5,), (0.25, 0.5), repeats=2,
+                                    calibration=frozenset({"floor"}))
+    steps = schedule.open_loop_steps(["a", "b", "floor"], plan)
+    # a (the slowest): 2 points a round; b: 3; the floor: the shared rate only, 1 a round.
+    assert [len(plan[n]) for n in ("a", "b", "floor")] == [4, 6, 2]
+    assert len(steps) == 6                       # 3 steps a round (b's points), 2 rounds
+    assert [[n for n, _ in st] for st in steps] == [["a", "b", "floor"], ["b", "a"], ["b"],
+                                                    ["b", "floor", "a"], ["a", "b"], ["b"]]
+    assert [spec.repeat for st in steps[:3] for _, spec in st] == [1] * 6
+    assert [spec.repeat for st in steps[3:] for _, spec in st] == [2] * 6
+    made = {n: [spec for st in steps for m, spec in st if m == n] for n in plan}
+    assert all(sorted(made[n], key=str) == sorted(plan[n], key=str) for n in plan)   # each spec once
+
+
 def test_open_loop_repeats_every_point_in_rotated_order():
-    plan = schedule.open_loop_rates({"a": 1000.0}, (0.25, 0.5), (0.5, 0.75, 0.9), repeats=3)["a"]
+    plan = schedule.open_loop_rates({"a": 1000.0, "slow": 100.0}, (0.25, 0.5), (0.5, 0.75, 0.9), repeats=3)["a"]
     own = [(r.fraction, r.repeat) for r in plan if r.kind == "own"]
     assert own == [(0.5, 1), (0.75, 1), (0.9, 1), (0.75, 2), (0.9, 2), (0.5, 2), (0.9, 3), (0.5, 3), (0.75, 3)]
     shared = [(r.fraction, r.repeat) for r in plan if r.kind == "shared"]
@@ -643,7 +688,8 @@ def test_capacity_search_bisects_from_the_runs_already_made():
     orig = schedule.open_run
     schedule.open_run = fake_open_run
     try:
-        settings = cli.parse_args(["--stacks", stackctl.list_stacks()[0], "--capacity-runs", "1"])
+        settings = cli.parse_args(["--stacks", stackctl.list_stacks()[0], "--capacity-runs", "1",
+                                   "--capacity-steps", "3"])
         schedule.capacity_search(lives, {"a": 1000.0}, settings, None, [], Path("/dev/null"), "oha")
     finally:
         schedule.open_run = orig
@@ -862,6 +908,10 @@ def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_ru
         (1, 16, ["a", "b"]), (1, 64, ["a", "b"]), (1, 256, ["a", "b"]),
         (2, 64, ["b", "a"]), (2, 256, ["b", "a"]), (2, 16, ["b", "a"]),
         (3, 256, ["a", "b"]), (3, 16, ["a", "b"]), (3, 64, ["a", "b"])]
+    # the warm-up by the rule at 256 (warm_up, faked here), then one window at 64 and at 16 for each stack
+    assert calls[:4] == [("a", 64, 10, "warm-up c=64", False), ("b", 64, 10, "warm-up c=64", False),
+                         ("a", 16, 10, "warm-up c=16", False), ("b", 16, 10, "warm-up c=16", False)]
+    calls = calls[4:]
     # every measured run directly follows an unmeasured re-warm of the same stack at the same concurrency
     assert len(calls) == 2 * 3 * 3 * 2
     for pre, run in zip(calls[::2], calls[1::2]):
@@ -871,6 +921,10 @@ def test_sweep_interleaves_concurrencies_and_stacks_with_a_rewarm_before_each_ru
     for live in lives:
         assert {c: len(v) for c, v in live.result.runs.items()} == {"16": 3, "64": 3, "256": 3}
         assert len(live.result.rewarms) == 9 and len(live.result.warmups) == 3
+        ruled, *short = live.result.warmups
+        assert ruled.concurrency == 256 and [w.concurrency for w in short] == [64, 16]
+        assert all(w.rule == {"after_concurrency": 256, "window_s": 10} and len(w.windows) == 1 and w.stable
+                   for w in short)
 
 
 def test_rewarm_must_be_positive(capsys):

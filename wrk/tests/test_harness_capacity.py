@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stackctl  # noqa: E402
-from harness import cli, latency, records, reports, schedule  # noqa: E402
+from harness import cli, estimate, latency, records, reports, schedule  # noqa: E402
 
 STACK = stackctl.list_stacks()[0]
 
@@ -97,7 +97,7 @@ def test_each_step_decides_on_repeated_runs_and_ends_at_the_first_that_fails():
 
     def answer(name, rate, nth):
         return run(rate, 200 if rate > 770 or (rate == 700.0 and nth == 2) else 50)
-    asked, order_log = search(lives, {"a": 1000.0}, [], answer)
+    asked, order_log = search(lives, {"a": 1000.0}, ["--capacity-steps", "3"], answer)
     assert asked == [("a", 700.0, 1), ("a", 700.0, 2),              # step 1: held, then failed -> 700 is the top
                      ("a", 600.0, 1), ("a", 600.0, 2), ("a", 600.0, 3),   # step 2: three held
                      ("a", 650.0, 1), ("a", 650.0, 2), ("a", 650.0, 3)]   # step 3: three held
@@ -126,12 +126,12 @@ def test_the_stacks_are_interleaved_within_each_round_and_a_failed_stack_drops_o
 
 def test_smoke_keeps_one_step_of_one_run_and_the_estimate_counts_the_repeats():
     full = cli.parse_args(["--stacks", STACK])
-    assert (full.capacity_steps, full.capacity_runs) == (3, 3)
+    assert (full.capacity_steps, full.capacity_runs) == (2, 3)
     smoke = cli.parse_args(["--stacks", STACK, "--smoke"])
     assert (smoke.capacity_steps, smoke.capacity_runs) == (1, 1)
     one = cli.parse_args(["--stacks", STACK, "--capacity-runs", "1"])
-    per_run = full.open_loop_s + 1 + full.rewarm + 1
-    assert cli.estimated_seconds(full, 1) - cli.estimated_seconds(one, 1) == full.capacity_steps * per_run
+    per_run = full.open_loop_s + 1 + full.open_loop_rewarm + 1
+    assert estimate.estimated_seconds(full, 1) - estimate.estimated_seconds(one, 1) == full.capacity_steps * per_run
 
 
 def test_the_table_gives_the_range_with_the_runs_behind_each_end():

@@ -73,7 +73,8 @@ def test_the_sweep_samples_the_ceiling_before_each_repeat(monkeypatch):
     schedule.sweep(lives, settings, cli.Progress(1), [], before_repeat=lambda rep: events.append(f"ceiling {rep}"))
     marks = [i for i, e in enumerate(events) if e.startswith("ceiling")]
     assert [events[i] for i in marks] == ["ceiling 0", "ceiling 1", "ceiling 2"]
-    assert marks == [0, 5, 10]   # each before its repeat's 2 concurrencies × (re-warm + run)
+    assert events[0] == "warm-up c=16"   # one window at 16 after the warm-up by the rule at 64 (faked)
+    assert marks == [1, 6, 11]   # each before its repeat's 2 concurrencies × (re-warm + run)
 
 
 def test_the_report_gives_the_runs_ceiling_its_spread_and_its_samples(tmp_path):

@@ -77,9 +77,10 @@ def test_the_built_floor_signs_the_two_tokens_with_the_dev_key(key_type, tmp_pat
 
 
 def test_the_floor_does_not_set_the_shared_rates():
-    plan = schedule.open_loop_rates({"akka": 1000.0, "floor": 5000.0}, (0.5,), (0.5,), 1, frozenset({"floor"}))
-    assert [r.target_rps for r in plan["floor"]] == [500.0, 2500.0]   # the stacks' shared rate, its own fraction
-    assert [r.target_rps for r in plan["akka"]] == [500.0, 500.0]
+    plan = schedule.open_loop_rates({"akka": 1000.0, "floor": 5000.0}, (0.5,), (0.5, 0.9), 1, frozenset({"floor"}))
+    assert [r.target_rps for r in plan["floor"]] == [500.0]   # the stacks' shared rate only: what its ratios are at
+    assert [(r.kind, r.target_rps, r.own_fraction) for r in plan["akka"]] == [("shared", 500.0, 0.5),
+                                                                              ("own", 900.0, None)]
 
 
 LAT = {"p50": 1.0, "p90": 2.0, "p99": 4.0, "p99_9": 5.0, "max": 6.0}

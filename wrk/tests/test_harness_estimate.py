@@ -1,0 +1,85 @@
+"""The schedule's estimate (harness/estimate.py, `bench.py --estimate`) and what the schedule runs to stay within it:
+the warm-up rule once per stack, the short re-warm between open-loop runs, the own 25 % point, the floor at the
+shared rates only. Synthetic settings; nothing is run."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import stackctl  # noqa: E402
+from harness import cli, estimate, records, runner, schedule  # noqa: E402
+
+STACKS = ",".join(stackctl.list_stacks())
+
+
+def hours(args: list[str]) -> float:
+    s = cli.parse_args(["--stacks", STACKS] + args)
+    return estimate.estimated_seconds(s, len(s.stacks), 0, s.floor) / 3600
+
+
+def test_a_full_users_run_of_every_stack_and_the_floor_fits_two_and_a_half_hours():
+    for args in ([], ["--key-type", "p-256"], ["--profile", "fly-shared-cpu-1x"], ["--profile", "fly-performance-1x"]):
+        assert hours(args) <= 2.5, args
+    for args in (["--scenario", "refresh"], ["--profile", "argon2"]):   # no open loop
+        assert hours(args) < 1.0, args
+    # five runs of 30 s at every point (issue 40: at least five runs and 150 s), and the own 25 % (issue 39)
+    s = cli.parse_args(["--stacks", STACKS])
+    assert s.open_loop_repeats * s.open_loop_s >= 150 and s.open_loop_repeats >= 5
+    assert s.own_fractions == (0.25, 0.5, 0.75, 0.9) and s.shared_fractions == (0.5, 0.75)
+
+
+def test_the_estimate_counts_the_points_each_target_is_offered():
+    s = cli.parse_args(["--stacks", STACKS])
+    assert [estimate.open_points(s, k) for k in ("slowest", "stack", "floor")] == [4, 6, 2]
+    kinds = estimate.targets(s, 5, 0, True)
+    assert kinds == ["slowest", "stack", "stack", "stack", "stack", "floor"]
+    # it agrees with the plan the schedule makes (the slowest's shared rates are its own 50 and 75 %)
+    tops = {"a": 1000.0, "b": 1300.0, "c": 1700.0, "floor": 4000.0}
+    plan = schedule.open_loop_rates(tops, s.shared_fractions, s.own_fractions, s.open_loop_repeats,
+                                    frozenset({"floor"}))
+    assert {n: len(v) // s.open_loop_repeats for n, v in plan.items()} == {"a": 4, "b": 6, "c": 6, "floor": 2}
+    p = estimate.target_phases(s, "stack")
+    run_s = s.open_loop_s + 1 + s.open_loop_rewarm + 1
+    assert p["open loop"] == 6 * 5 * run_s + s.rewarm - s.open_loop_rewarm
+    assert p["warm-up"] == 7 * s.warmup_window + 2 * s.warmup_window   # the rule once, one window at the others
+    assert "conformance gate" not in estimate.target_phases(s, "floor")
+
+
+def test_smoke_stays_one_short_step():
+    s = cli.parse_args(["--stacks", STACKS, "--smoke"])
+    assert (s.concurrency, s.repeats, s.open_loop_repeats, s.capacity_steps, s.capacity_runs) == ([16], 1, 1, 1, 1)
+    assert (s.shared_fractions, s.own_fractions) == ((0.5,), (0.9,))
+    assert hours(["--smoke"]) < 0.2
+
+
+def test_estimate_prints_the_schedule_and_exits_before_anything_runs(capsys, monkeypatch):
+    monkeypatch.setattr(runner.shutil, "which", lambda tool: None)   # not even wrk is needed
+    assert runner.main(["--stacks", STACKS, "--estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "5 stack(s), the floor" in out and "1 x slowest, 4 open-loop points" in out
+    assert "4 x stack, 6 open-loop points" in out and "1 x floor, 2 open-loop points" in out
+    total = float(out.split("total: ")[1].split(" h")[0])
+    assert total == round(hours([]), 2)
+
+
+class Quiet:
+    def say(self, *a):
+        pass
+
+
+def test_an_open_loop_run_after_another_gets_the_short_rewarm(monkeypatch, tmp_path):
+    calls = []
+
+    def fake_oha(url, rate, seconds, connections, bodies, wrong, oha):
+        calls.append(seconds)
+        return {"status": {"200": 10}, "errors": 0, "achieved_rps": rate, "target_rps": rate,
+                "latency_ms": {"p50": 1, "p99": 2}, "requests": 10}
+    monkeypatch.setattr(schedule, "run_oha", fake_oha)
+    monkeypatch.setattr(schedule, "account", lambda before, after, n, cpu: records.Measurement(wall_s=0.0))
+    live = schedule.Live("a", "http://127.0.0.1:9", records.StackResult("a"))
+    settings = cli.parse_args(["--stacks", STACKS, "--rewarm", "5", "--open-loop-rewarm", "2"])
+    spec = records.RateSpec("own", 0.25, "own", 100.0, 1)
+    live.result.open_loop.append(schedule.open_run(live, spec, settings, Quiet(), tmp_path / "b", "oha", 30))
+    schedule.open_run(live, spec, settings, Quiet(), tmp_path / "b", "oha", 30)
+    assert calls == [5, 30, 2, 30]   # after the closed loop the full re-warm; after an open-loop run the short one
