@@ -165,7 +165,7 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
                                 f"within {STABLE_WITHIN:.0%} of the median of the {settings.warmup_k} before, at "
                                 f"least {2 * settings.warmup_k} windows (requests/s for targets without a server "
                                 f"process), at most the cap; each warm-up records its rule and outcome",
-            "warmup_schedule": f"by the rule once per stack at c={max(settings.concurrency)}, then one "
+            "warmup_schedule": f"by the rule once per stack at c={settings.warmup_concurrency}, then one "
                                f"{settings.warmup_window} s window at each other concurrency",
             "primer_s": settings.primer,
             "repeats": settings.repeats,

@@ -93,6 +93,14 @@ class Settings:
         return 0 if self.smoke or self.limits.shared else 4
 
     @property
+    def warmup_concurrency(self) -> int:
+        """Where the warm-up rule runs (schedule.warm_up_once): the highest concurrency, the most requests per
+        second; in the argon2 profile the one below it, since the highest is past the overload limit there and its
+        503s (cheap answers, in a varying share) would move the CPU per request the rule watches."""
+        c = sorted(self.concurrency)
+        return c[-2] if self.shed_ok and len(c) > 1 else c[-1]
+
+    @property
     def warmup_k(self) -> int:
         """Windows on each side of the warm-up's comparison (schedule.warmed_up)."""
         return 1 if self.smoke else WARMUP_K

@@ -187,17 +187,18 @@ def rotated(items: list, k: int) -> list:
 
 def warm_up_once(lives: list[Live], settings: Settings, progress: Progress) -> None:
     """The warm-up rule once per stack, at the highest concurrency (the most requests per second: the JITs reach
-    their thresholds soonest); then, the process warm, one window at each other concurrency (its connections and
-    threads) instead of the rule again. Each is a WarmUp in the stack's `warmups`; the short ones have `rule`
-    {"after_concurrency", "window_s"} and the rule's outcome as `stable`."""
-    top = max(settings.concurrency)
+    their thresholds soonest; Settings.warmup_concurrency); then, the process warm, one window at each other
+    concurrency (its connections and threads) instead of the rule again, from the highest down. Each is a WarmUp
+    in the stack's `warmups`; the short ones have `rule` {"after_concurrency", "window_s"} and the rule's outcome
+    as `stable`."""
+    top = settings.warmup_concurrency
     for live in lives:
         if live.failed:
             continue
         if live.governor:
             live.governor.set_balance(0.0)
         live.result.warmups.append(warm_up(live, settings, top, progress))
-    for c in sorted(settings.concurrency, reverse=True)[1:]:
+    for c in [c for c in sorted(settings.concurrency, reverse=True) if c != top]:
         for live in lives:
             if live.failed:
                 continue

@@ -83,3 +83,20 @@ def test_an_open_loop_run_after_another_gets_the_short_rewarm(monkeypatch, tmp_p
     live.result.open_loop.append(schedule.open_run(live, spec, settings, Quiet(), tmp_path / "b", "oha", 30))
     schedule.open_run(live, spec, settings, Quiet(), tmp_path / "b", "oha", 30)
     assert calls == [5, 30, 2, 30]   # after the closed loop the full re-warm; after an open-loop run the short one
+
+
+def test_the_warm_up_rule_runs_once_at_the_highest_concurrency_that_does_not_shed(monkeypatch):
+    assert cli.parse_args(["--stacks", STACKS]).warmup_concurrency == 256
+    assert cli.parse_args(["--stacks", STACKS, "--profile", "fly-shared-cpu-1x"]).warmup_concurrency == 16
+    # argon2: 32 connections are past the overload limit (503s counted): the rule at 8, one window at 32 and 2
+    argon2 = cli.parse_args(["--stacks", STACKS, "--profile", "argon2"])
+    assert argon2.concurrency == [2, 8, 32] and argon2.warmup_concurrency == 8
+    ruled, windows = [], []
+    monkeypatch.setattr(schedule, "warm_up", lambda live, settings, c, progress:
+                        ruled.append(c) or records.WarmUp(c, "x", 1, 1, False))
+    monkeypatch.setattr(schedule, "load_run", lambda live, settings, c, secs, phase, measured=True:
+                        windows.append((c, secs, measured)) or {"rps": 1.0, "errors": 0})
+    live = schedule.Live("a", "http://127.0.0.1:9", records.StackResult("a"))
+    schedule.warm_up_once([live], argon2, Quiet())
+    assert ruled == [8] and windows == [(32, 10, False), (2, 10, False)]
+    assert [(w.concurrency, w.stable) for w in live.result.warmups] == [(8, False), (32, False), (2, False)]
