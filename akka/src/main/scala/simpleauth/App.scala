@@ -41,7 +41,6 @@ object App {
       log.warn(s"native crypto provider (ACCP) unavailable, signing with the JDK's (${keys.current.signer.provider}): $why"))
 
     val dbEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.db-dispatcher"))
-    val hashingEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.hashing-dispatcher"))
     val passwordEc = system.dispatchers.lookup(DispatcherSelector.fromConfig("simple-auth.password-dispatcher"))
 
     val connections = new ConnectionSource(settings)
@@ -62,7 +61,6 @@ object App {
       new PasswordVerifier(metrics),
       keys,
       new UnusableHashLog(),
-      hashingEc,
       passwordEc,
       metrics,
       new AddressLimiter(limits.loginIpMaxFailures, limits.loginFailureWindowSeconds),
@@ -122,11 +120,9 @@ object App {
   }
 
   private def actorSystemConfig(settings: Settings): Config = {
-    val hashingThreads = math.max(1, Runtime.getRuntime.availableProcessors())
     ConfigFactory.parseString(
       s"""
          |simple-auth.db-dispatcher.thread-pool-executor.fixed-pool-size = ${settings.dbPoolSize}
-         |simple-auth.hashing-dispatcher.thread-pool-executor.fixed-pool-size = $hashingThreads
          |simple-auth.password-dispatcher.thread-pool-executor.fixed-pool-size = ${Argon2Memory.checksAtOnce}
          |akka.coordinated-shutdown.exit-jvm = on
          |akka.coordinated-shutdown.exit-code = 0

@@ -2,7 +2,8 @@ package simpleauth
 
 import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
 import java.sql.{Connection, SQLException, SQLNonTransientConnectionException, SQLTransientConnectionException}
-import scala.concurrent.{ExecutionContext, Future}
+import scala.concurrent.{ExecutionContext, Future, Promise}
+import scala.util.Try
 
 object JdbcDatabase {
   def dataSource(settings: Settings): HikariDataSource = new HikariDataSource(config(settings))
@@ -38,6 +39,9 @@ object JdbcDatabase {
     config
   }
 
+  /** True on a database thread while a call and what its result runs in the same thread (`parasitic` steps) are running. */
+  private val onDatabaseThread: ThreadLocal[java.lang.Boolean] = ThreadLocal.withInitial(() => java.lang.Boolean.FALSE)
+
   /** Connection-level failures (class 08, shutdown) mean "unavailable", not "bug". */
   def isUnavailable(e: Throwable): Boolean = e match {
     case _: SQLTransientConnectionException | _: SQLNonTransientConnectionException => true
@@ -71,20 +75,37 @@ final class JdbcDatabase(source: ConnectionSource, acquireTimeoutMs: Long)(using
     def max: Int = source.pool.getMaximumPoolSize
   }
 
-  /** `body` with a pooled connection, on the database dispatcher; fails with [[DatabaseUnavailable]] in an outage. */
+  /**
+   * `body` with a pooled connection, on the database dispatcher; fails with [[DatabaseUnavailable]] in an outage.
+   *
+   * A call made on a database thread — by a step that continues there after a statement (the session after the
+   * login's lookup) — runs at once on that thread: it may block, and the previous call's connection is back in the
+   * pool, so queueing the statement for another database thread would only cost a hand-off.
+   */
   def call[A](body: Connection => A): Future[A] = {
     val submitted = gate.enter()
-    Future {
-      gate.run(submitted) { trial =>
-        try {
-          if (trial) {
-            if (!source.reachable()) throw new SQLTransientConnectionException("database unreachable", "08001")
-            source.renew()
-          }
-          val conn = source.pool.getConnection()
-          try body(conn) finally conn.close()
-        } catch { case e: SQLException if isUnavailable(e) => throw new DatabaseUnavailable(e) }
+    if (onDatabaseThread.get) Future.fromTry(Try(attempt(submitted, body)))
+    else {
+      val result = Promise[A]()
+      blockingEc.execute { () =>
+        onDatabaseThread.set(java.lang.Boolean.TRUE)
+        try result.complete(Try(attempt(submitted, body))) // the steps waiting on it run here, in this call
+        catch { case fatal: Throwable => result.tryFailure(fatal); throw fatal }
+        finally onDatabaseThread.set(java.lang.Boolean.FALSE)
       }
+      result.future
     }
   }
+
+  private def attempt[A](submitted: Long, body: Connection => A): A =
+    gate.run(submitted) { trial =>
+      try {
+        if (trial) {
+          if (!source.reachable()) throw new SQLTransientConnectionException("database unreachable", "08001")
+          source.renew()
+        }
+        val conn = source.pool.getConnection()
+        try body(conn) finally conn.close()
+      } catch { case e: SQLException if isUnavailable(e) => throw new DatabaseUnavailable(e) }
+    }
 }

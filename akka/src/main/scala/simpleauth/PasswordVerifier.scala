@@ -3,7 +3,7 @@ package simpleauth
 /**
  * Checks passwords against the stored hashes ([[PasswordHashes]], contract §4) and counts every check in
  * `simpleauth_password_checks_total` by scheme and result. CPU- and memory-heavy (argon2id m=19 MiB): callers run
- * it on the hashing dispatcher. Thread-safe.
+ * the argon2id runs on the password dispatcher. Thread-safe.
  */
 final class PasswordVerifier(metrics: Metrics) {
 

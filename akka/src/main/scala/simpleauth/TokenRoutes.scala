@@ -40,7 +40,18 @@ final class TokenRoutes(
   private val downResponse =
     HttpResponse(StatusCodes.ServiceUnavailable, List(ApiError.NoStore), JsonFormats.entity(HealthStatus("down")))
 
+  /**
+   * Every continuation of these routes (after the body, after a grant, the exception and rejection handlers, the
+   * metering) is short non-blocking work, so it runs on the thread that finished what it waited for (`parasitic`: a
+   * grant's database thread) instead of being queued for akka's default dispatcher once per directive; the answer
+   * then goes back to the connection's stream, the one hand-off that cannot be saved.
+   */
   lazy val routes: Route =
+    withExecutionContext(ExecutionContext.parasitic) {
+      publicRoutes
+    }
+
+  private def publicRoutes: Route =
     handleExceptions(exceptionHandler) {
       handleRejections(rejectionHandler) {
         concat(

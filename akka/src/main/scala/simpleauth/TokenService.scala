@@ -30,10 +30,14 @@ final case class IssuedTokens(tokens: TokenPair, refreshToken: String) {
  * Answers are `Right(tokens)` or `Left(the error to answer)`; a database outage fails the future with
  * [[DatabaseUnavailable]].
  *
+ * Threads: each step continues on the thread that finished the one before (`parasitic`). With a legacy hash that is
+ * the database thread of statement L: the HMAC compare, statement S (which [[JdbcDatabase.call]] runs right there) and
+ * the signing follow on it, so a login leaves akka-http's dispatcher once and comes back once. An argon2id run goes to
+ * `passwordEc`; the session and the signing after it then go to a database thread.
+ *
  * @param keys            the key ring; each grant signs with the key set in service when it is signed
- * @param hashingEc       bounded dispatcher for signing (CPU-heavy, so kept off akka's default dispatcher)
- * @param passwordEc      bounded dispatcher for argon2id checks (CPU- and memory-heavy), apart from signing so that a
- *                        login that has passed its check is never queued behind others' argon2id checks
+ * @param passwordEc      bounded dispatcher for argon2id checks (CPU- and memory-heavy): one per core at most, so that
+ *                        they cannot take the cores from the database threads and akka-http
  * @param addresses       the per-client-address limit
  * @param passwordChecks  the overload limit of argon2id checks
  * @param defaultClientId the tokens' client when the request names none (`DEFAULT_CLIENT_ID`)
@@ -44,7 +48,6 @@ final class TokenService(
     passwords: PasswordVerifier,
     keys: KeyRing,
     unusableHashes: UnusableHashLog,
-    hashingEc: ExecutionContext,
     passwordEc: ExecutionContext,
     metrics: Metrics,
     addresses: AddressLimiter,
@@ -52,8 +55,8 @@ final class TokenService(
     defaultClientId: String = "public",
     random: SecureRandom = new SecureRandom()
 ) {
-  // The steps between the database and the hashing dispatcher only submit the next task, so they run on the thread
-  // that finished the previous one (`parasitic`) instead of hopping to the default dispatcher first.
+  // Every step after a database call or an argon2id run is short CPU work (an HMAC compare, a signature, JSON) or the
+  // next statement, so it runs on the thread that finished the previous one instead of hopping to another pool.
   private given ExecutionContext = ExecutionContext.parasitic
 
   def grant(request: TokenRequest, address: Option[InetAddress]): Future[Either[ApiError, IssuedTokens]] =
@@ -111,7 +114,7 @@ final class TokenService(
           }
         case Some(rotation) =>
           // A disabled user's refresh gives no row: disabling changes the stored hash the session is bound to (§6).
-          sign(rotation.user, rotation.clientId, rotation.familyId, next)
+          Future.successful(sign(rotation.user, rotation.clientId, rotation.familyId, next))
       }
     }
 
@@ -165,12 +168,17 @@ final class TokenService(
     val family = UUID.randomUUID()
     val refreshToken = RefreshToken.generate(random)
     val clientId = request.clientId.getOrElse(defaultClientId)
-    sessions.start(request.username, RefreshToken.hash(refreshToken), family, user.id, clientId, user.passwordHash).flatMap {
+    sessions.start(request.username, RefreshToken.hash(refreshToken), family, user.id, clientId, user.passwordHash).map {
       case true  => sign(user, clientId, family, refreshToken)
-      case false => Future.successful(Left(ApiError.invalidGrant))
+      case false => Left(ApiError.invalidGrant)
     }
   }
 
-  private def sign(user: User, clientId: String, sid: UUID, refreshToken: String): Future[Either[ApiError, IssuedTokens]] =
-    Future(Right(IssuedTokens(keys.current.signer.issue(user, clientId, sid), refreshToken)))(using hashingEc)
+  /**
+   * The signed pair, on the calling thread: the database thread that ran the statement before it. A signature is short
+   * CPU work (RS256 the longest), and that thread's pool is bounded by the connection pool, so signing there needs no
+   * pool of its own and costs no hand-off.
+   */
+  private def sign(user: User, clientId: String, sid: UUID, refreshToken: String): Either[ApiError, IssuedTokens] =
+    Right(IssuedTokens(keys.current.signer.issue(user, clientId, sid), refreshToken))
 }

@@ -18,7 +18,7 @@ object TestRoutes {
       passwords: Option[PasswordVerifier] = None
   ): TokenService =
     new TokenService(store, store, passwords.getOrElse(new PasswordVerifier(metrics)), keyRing.getOrElse(keys(metrics)),
-      new UnusableHashLog(), ExecutionContext.global, ExecutionContext.global, metrics, addresses, checks)
+      new UnusableHashLog(), ExecutionContext.global, metrics, addresses, checks)
 
   /** The public port's routes. */
   def apply(

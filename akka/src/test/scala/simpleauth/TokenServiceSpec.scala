@@ -35,7 +35,7 @@ class TokenServiceSpec extends AnyWordSpec with Matchers {
     val addresses = new AddressLimiter(ipMaxFailures, 300)
     val checks = new PasswordCheckLimit(permits)
     val service = new TokenService(store, store, passwords, TestRoutes.keys(metrics), unusable,
-      ExecutionContext.global, ExecutionContext.global, metrics, addresses, checks, defaultClientId)
+      ExecutionContext.global, metrics, addresses, checks, defaultClientId)
 
     def await[A](f: Future[A]): A = Await.result(f, 10.seconds)
     def login(username: String, password: String, clientId: Option[String] = None, from: Option[InetAddress] = Some(address)) =
