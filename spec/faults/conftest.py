@@ -89,6 +89,19 @@ def pg():
         yield db
 
 
+@pytest.fixture(scope="module")
+def svc(stack, workdir, request):
+    """One service on a cluster of its own for a module's tests that neither stop it nor its database (test_hostile's
+    hand-made inputs, test_timing's comparisons): each checks afterwards what it needs (the server still runs and
+    logs John in; both kinds of login sampled alike), and a process start per test buys nothing but its start-up."""
+    with stackctl.ThrowawayPostgres() as db:
+        s = start_service(stack, db.service_url, workdir / f"{request.module.__name__}.log", db)
+        try:
+            yield s
+        finally:
+            stackctl.stop_process(s.proc)
+
+
 @pytest.fixture
 def launch(stack, workdir, request):
     """Starts the stack on the given database with env overrides; stops it at the end."""

@@ -15,8 +15,6 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-import stackctl
-from service import start_service
 
 SPEC = Path(__file__).resolve().parents[1] / "openapi.yaml"
 # The contract's own checks (spec/faults/schemathesis_hooks.py): unsupported_method_or_content_refusal is
@@ -29,19 +27,6 @@ EXAMPLES = 150  # per operation and phase; several hundred cases in all
 FIXED_SEED = 20261122
 CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
           "response_headers_conformance,unsupported_method_or_content_refusal,negative_data_rejection")
-
-
-@pytest.fixture(scope="module")
-def svc(stack, workdir):
-    """One service on one cluster for the hand-made nasties below: none of them stops the server or its database,
-    and each checks afterwards that the server still runs and logs John in (alive), so one that breaks it fails
-    there. A process start per case bought nothing but its start-up (seconds for a JVM)."""
-    with stackctl.ThrowawayPostgres() as db:
-        s = start_service(stack, db.service_url, workdir / "hostile-nasties.log", db)
-        try:
-            yield s
-        finally:
-            stackctl.stop_process(s.proc)
 
 
 @pytest.fixture(scope="session")

@@ -7,26 +7,11 @@ import random
 import statistics
 import time
 
-import pytest
 import requests
 
-import stackctl
-from service import start_service
 
 SAMPLES = 81
 TOLERANCE = 0.15
-
-
-@pytest.fixture(scope="module")
-def svc(stack, workdir):
-    """One service for the three comparisons: none stops it, each warms it up and samples both kinds alike (compare),
-    and a process start per comparison bought nothing but its start-up."""
-    with stackctl.ThrowawayPostgres() as db:
-        s = start_service(stack, db.service_url, workdir / "timing.log", db)
-        try:
-            yield s
-        finally:
-            stackctl.stop_process(s.proc)
 
 
 def timed(session, url, body) -> float:
