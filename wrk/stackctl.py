@@ -747,9 +747,9 @@ def build_all(stacks: list[Stack], force: bool = False) -> list[str]:
                 log(str(e))
                 failed.append(st.name)
     for st in stacks:
-        if st not in todo and st.aot_cache is not None and not st.aot_cache_is_current():
+        if st not in todo:
             try:
-                st.train_aot_cache()
+                st.ensure_built()  # up to date; an AOT cache older than its artifact is trained again
             except ToolError as e:
                 log(str(e))
                 failed.append(st.name)
