@@ -4,8 +4,9 @@
 //!
 //! Here: `routes` (the `Router`, its fallbacks and layers), `handlers`,
 //! `extractors` (the body within its limit, the client address) and
-//! `http_error` (the core's `ApiError` as an `IntoResponse`). `main.rs` is
-//! the runtime, the server and the signals.
+//! `http_error` (the core's `ApiError` as an `IntoResponse`), `unread_body`
+//! (what a handler left of a request body, read before the answer). `main.rs`
+//! is the runtime, the server and the signals.
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ pub mod extractors;
 pub mod handlers;
 pub mod http_error;
 pub mod routes;
+pub mod unread_body;
 
 #[cfg(test)]
 mod tests;

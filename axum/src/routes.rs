@@ -13,7 +13,10 @@
 //! - `DefaultBodyLimit::max(8192)` is the limit the body extractors
 //!   (`extractors::RequestBody`) read within; `CatchPanicLayer` turns a
 //!   panic in a handler into the contract's 500 `server_error` instead of a
-//!   dropped connection.
+//!   dropped connection; `unread_body::read_unread_body`, outermost, reads
+//!   what a handler left of a request's body before the answer goes out, so
+//!   that a refusal reaches a client still sending and the connection stays
+//!   open.
 
 use std::any::Any;
 
@@ -31,6 +34,7 @@ use simple_auth_core::token_request::MAX_BODY_BYTES;
 use crate::SharedState;
 use crate::handlers;
 use crate::http_error::{self as errors, HttpError};
+use crate::unread_body;
 
 pub fn router(state: SharedState) -> Router {
     let token = post(handlers::token)
@@ -49,6 +53,7 @@ pub fn router(state: SharedState) -> Router {
                 .layer(CatchPanicLayer::custom(panic_response))
                 .layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),
         )
+        .layer(middleware::from_fn(unread_body::read_unread_body))
         .with_state(state)
 }
 
@@ -59,6 +64,7 @@ pub fn metrics_router(state: SharedState) -> Router {
         .route("/metrics", get(handlers::metrics_text).fallback(errors::not_found))
         .fallback(errors::not_found)
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(unread_body::read_unread_body))
         .with_state(state)
 }
 

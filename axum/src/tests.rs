@@ -568,4 +568,62 @@ mod over_the_wire {
             );
         }
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_body_still_arriving_after_a_refusal_is_read_so_the_answer_arrives() {
+        // Each request's body comes partly after a pause, as through a proxy:
+        // the server reads the rest before its answer (hyper alone reads what
+        // has arrived and closes, and the client still sending is reset), so
+        // the answer arrives and the connection carries the next request.
+        let chunks = |n: usize| format!("400\r\n{}\r\n", " ".repeat(1024)).repeat(n);
+        let json = r#"{"username":"a","password":"b"}"#;
+        let cases = [
+            (
+                413,
+                "POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    .to_owned()
+                    + &chunks(12),
+                chunks(8) + "0\r\n\r\n",
+            ),
+            (
+                404,
+                format!("POST /nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", json.len()),
+                json.to_owned(),
+            ),
+            (
+                405,
+                format!("PUT /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", json.len()),
+                json.to_owned(),
+            ),
+            (
+                415,
+                format!("POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n", json.len()),
+                json.to_owned(),
+            ),
+        ];
+        let port = serve().await;
+        let outcomes = tokio::task::spawn_blocking(move || {
+            cases.map(|(expected, first, rest)| {
+                let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+                stream.write_all(first.as_bytes()).expect("first part");
+                std::thread::sleep(Duration::from_millis(200));
+                let sent = stream.write_all(rest.as_bytes()).is_ok();
+                let answer = read_response(&mut stream).map(|r| r.status);
+                let next = stream
+                    .write_all(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .ok()
+                    .and_then(|()| read_response(&mut stream))
+                    .map(|r| r.status);
+                (expected, sent, answer, next)
+            })
+        })
+        .await
+        .expect("client thread");
+        for (expected, sent, answer, next) in outcomes {
+            assert!(sent, "{expected}: the rest of the body could be sent");
+            assert_eq!(answer, Some(expected));
+            assert_eq!(next, Some(200), "{expected}: the next request on the connection");
+        }
+    }
 }
