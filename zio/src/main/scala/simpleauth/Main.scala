@@ -67,6 +67,7 @@ object Main extends ZIOAppDefault:
     ZLayer.make[Api.Env](
       ZLayer.succeed(cfg),
       Database.live,
+      JdbcExecutor.live,
       UserRepository.live,
       SessionRepository.live,
       DatabaseHealth.live,

@@ -11,7 +11,7 @@ import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
  * 200 ms opens a plain connection outside the pool; when that succeeds, the pool is replaced by a fresh one (which
  * connects at once) and the old one, whose connections died with the database, is closed in the background. The
  * akka and Spring stacks do the same. Until then, other borrowers get a 503 at once, as in the akka stack.
- * Every method blocks: callers are inside `ZIO.attemptBlocking`.
+ * Every method blocks: callers are on `Database`'s JDBC threads or inside `ZIO.attemptBlocking`.
  */
 final class RenewablePool(cfg: Settings):
   import RenewablePool.{dataSource, isUnavailable}

@@ -28,12 +28,21 @@ object TokenService:
   def revoke(request: RevokeRequest): ZIO[TokenService, ApiError, Unit] =
     ZIO.serviceWithZIO[TokenService](_.revoke(request))
 
-  val live: URLayer[UserRepository & SessionRepository & PasswordVerifier & KeyRing & UnusableHashLog & AddressLimiter & Settings, TokenService] =
+  val live: URLayer[UserRepository & SessionRepository & PasswordVerifier & KeyRing & UnusableHashLog & AddressLimiter & Settings & JdbcExecutor, TokenService] =
     ZLayer.fromFunction {
       (users: UserRepository, sessions: SessionRepository, verifier: PasswordVerifier, signer: KeyRing, unusable: UnusableHashLog,
-       addresses: AddressLimiter, cfg: Settings) => Live(users, sessions, verifier, signer, unusable, addresses, cfg.defaultClientId)
+       addresses: AddressLimiter, cfg: Settings, jdbc: JdbcExecutor) =>
+        Live(users, sessions, verifier, signer, unusable, addresses, cfg.defaultClientId, jdbc.executor)
     }
 
+  /**
+   * `flowExecutor`: what both grants and revocation are locked to, the database's (`Database.executor`, one thread
+   * per pooled connection). A password grant thus runs the address check, statement L, the legacy HMAC compare,
+   * statement S and the signing as one stretch on the thread that got L: a statement made on that executor needs no
+   * shift, where ZIO's blocking pool hands the fiber to another thread for each statement and back to the default
+   * executor after it (six hand-offs per login in all, measured as more context switches than any other stack's).
+   * argon2id still runs on the blocking pool, behind its permits, and the fiber comes back here after it.
+   */
   final case class Live(
       users: UserRepository,
       sessions: SessionRepository,
@@ -41,27 +50,20 @@ object TokenService:
       signer: KeyRing,
       unusable: UnusableHashLog,
       addresses: AddressLimiter,
-      defaultClientId: String
+      defaultClientId: String,
+      flowExecutor: Executor
   ) extends TokenService:
     private val unavailable = ApiError.TemporarilyUnavailable
 
-    /**
-     * Locked to the executor it starts on (ZIO's default one): the lookup and argon2id run on the blocking pool,
-     * and a fiber that is not locked stays on the blocking thread once such a call returns (ZIO's rule, see
-     * zio/zio#8368), so the password check and the signing after it would run there, on many blocking threads
-     * sharing the cores. Locked, the fiber comes back to the default executor's threads, one per core.
-     */
     def issue(request: TokenRequest, address: Option[String]): IO[ApiError, IssuedTokens] =
-      onOwnExecutor(request match
+      (request match
         case p: TokenRequest.Password => login(p, address)
         case r: TokenRequest.Refresh  => refresh(r)
-      )
+      ).onExecutor(flowExecutor)
 
     def revoke(request: RevokeRequest): IO[ApiError, Unit] =
       if !RefreshToken.isWellFormed(request.token) then ZIO.unit
-      else onOwnExecutor(sessions.revoke(RefreshToken.hash(request.token)).orElseFail(unavailable).unit)
-
-    private def onOwnExecutor[A](flow: IO[ApiError, A]): IO[ApiError, A] = ZIO.executorWith(flow.onExecutor(_))
+      else sessions.revoke(RefreshToken.hash(request.token)).orElseFail(unavailable).unit.onExecutor(flowExecutor)
 
     // ---------------------------------------------------------------- the password grant
 

@@ -48,6 +48,6 @@ object DrainingSpec extends ZIOSpecDefault:
         before.rawHeader("connection").isEmpty,
         after.forall(_.rawHeader("connection").contains("close"))
       )
-    }.provide(RoutesSpec.signerLayer, PasswordVerifierSpec.users, PasswordVerifier.live, ZLayer.succeed(new UnusableHashLog()), TokenService.live,
+    }.provide(RoutesSpec.signerLayer, PasswordVerifierSpec.users, PasswordVerifier.live, ZLayer.succeed(new UnusableHashLog()), InMemoryDatabase.jdbc, TokenService.live,
       ZLayer.succeed(RoutesSpec.testConfig), AddressLimiterLayer.live)
   )

@@ -162,6 +162,12 @@ object InMemoryDatabase:
   def layer(maxFailures: Int = 1000, windowSeconds: Int = 300, maxLifetimeSeconds: Int = 7776000): ULayer[InMemoryDatabase] =
     ZLayer(make(maxFailures, windowSeconds, maxLifetimeSeconds = maxLifetimeSeconds))
 
+  /** JDBC's executor as the service has it: `Database.jdbcThreads`, here two threads. */
+  val jdbc: ULayer[JdbcExecutor] =
+    ZLayer.scoped(
+      ZIO.acquireRelease(ZIO.succeed(Database.jdbcThreads(2)))(t => ZIO.succeed(t.shutdown())).map(t => JdbcExecutor(Executor.fromJavaExecutor(t)))
+    )
+
   /** The tables as the services they stand in for. */
   val asServices: URLayer[InMemoryDatabase, UserRepository & SessionRepository & DatabaseHealth] =
     ZLayer.fromZIOEnvironment(ZIO.serviceWith[InMemoryDatabase](d => ZEnvironment[UserRepository, SessionRepository, DatabaseHealth](d, d, d)))

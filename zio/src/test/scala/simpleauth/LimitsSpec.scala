@@ -161,5 +161,5 @@ object LimitsSpec extends ZIOSpecDefault:
     checksLayer,
     ZLayer.succeed(new UnusableHashLog()),
     RoutesSpec.signerLayer,
-    TokenService.live
+    InMemoryDatabase.jdbc, TokenService.live
   ) @@ TestAspect.withLiveClock @@ TestAspect.sequential @@ TestAspect.timeout(120.seconds)

@@ -97,7 +97,7 @@ object PasswordVerifierSpec extends ZIOSpecDefault:
           warnings  = reports.filter(_.logLevel == LogLevel.Warning)
         yield assertTrue(reports.size == 3, warnings.size == 1, !warnings.head.message().contains("$bcrypt$"))
       }
-    ).provide(recorded, users, RoutesSpec.signerLayer, ZLayer.succeed(new UnusableHashLog()), TokenService.live,
+    ).provide(recorded, users, RoutesSpec.signerLayer, ZLayer.succeed(new UnusableHashLog()), InMemoryDatabase.jdbc, TokenService.live,
       ZLayer.succeed(RoutesSpec.testConfig), AddressLimiterLayer.live),
     test("verify of a legacy HMAC mismatch pays the decoy argon2id run and is counted once, as hmac-sha256 mismatch") {
       val mismatch = "simpleauth_password_checks_total{result=\"mismatch\",scheme=\"hmac-sha256\"}"

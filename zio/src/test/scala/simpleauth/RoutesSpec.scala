@@ -36,7 +36,7 @@ object RoutesSpec extends ZIOSpecDefault:
       AddressLimiterLayer.live,
       PasswordVerifier.live,
       ZLayer.succeed(new UnusableHashLog()),
-      TokenService.live,
+      InMemoryDatabase.jdbc, TokenService.live,
       signerLayer,
       ZLayer.succeed(Main.serverConfig(testConfig)),
       Server.live,

@@ -44,12 +44,13 @@ object TokenServiceSpec extends ZIOSpecDefault:
         signer   <- ZIO.service[KeyRing]
         unusable <- ZIO.service[UnusableHashLog]
         limiter  <- ZIO.service[AddressLimiter]
+        jdbc     <- ZIO.service[JdbcExecutor]
         original  = db.users("john@example.com")
         racing = new UserRepository:
           def reserveLogin(username: String) =
             db.reserveLogin(username) <* db.putUser(original.copy(passwordHash = db.users("jane@example.com").passwordHash))
           def releaseLogin(username: String) = db.releaseLogin(username)
-        error  <- TokenService.Live(racing, db, verifier, signer, unusable, limiter, "public").issue(john, Some("192.0.2.99")).flip
+        error  <- TokenService.Live(racing, db, verifier, signer, unusable, limiter, "public", jdbc.executor).issue(john, Some("192.0.2.99")).flip
         count  <- db.failureCount("john@example.com")
         tokens <- db.tokens.get
         _      <- db.putUser(original)
@@ -67,27 +68,35 @@ object TokenServiceSpec extends ZIOSpecDefault:
         cleared <- db.failureCount("john@example.com")
       yield assertTrue(List(wrong, unknown, broken).forall(_ == ApiError.InvalidGrant), counts == List(1, 1, 1), cleared == 0)
     },
-    test("after the lookup on the blocking pool, the password check (and the signing after it) leave that pool") {
+    test("a password grant runs the lookup, the check and the session on one of the JDBC executor's threads") {
       for
         db       <- ZIO.service[InMemoryDatabase]
         verifier <- ZIO.service[PasswordVerifier]
         signer   <- ZIO.service[KeyRing]
         unusable <- ZIO.service[UnusableHashLog]
         limiter  <- ZIO.service[AddressLimiter]
+        jdbc     <- ZIO.service[JdbcExecutor]
         threads  <- Ref.make(Map.empty[String, String])
         here      = (step: String) => ZIO.succeed(Thread.currentThread.getName).flatMap(t => threads.update(_ + (step -> t)))
-        blockingLookup = new UserRepository:
-          def reserveLogin(username: String) = ZIO.blocking(here("lookup") *> db.reserveLogin(username))
+        lookup = new UserRepository:
+          def reserveLogin(username: String) = here("lookup") *> db.reserveLogin(username)
           def releaseLogin(username: String) = db.releaseLogin(username)
         recording = new PasswordVerifier:
           def verify(password: String, storedHash: String) = here("check") *> verifier.verify(password, storedHash)
           def verifyUnknownUser(password: String)          = verifier.verifyUnknownUser(password)
-        issued <- TokenService.Live(blockingLookup, db, recording, signer, unusable, limiter, "public").issue(john, None)
+        session = new SessionRepository:
+          def start(username: String, tokenHash: Array[Byte], familyId: java.util.UUID, userId: java.util.UUID, clientId: String,
+                    verifiedHash: String) = here("session") *> db.start(username, tokenHash, familyId, userId, clientId, verifiedHash)
+          def rotate(presented: Array[Byte], clientId: Option[String], successor: Array[Byte]) = db.rotate(presented, clientId, successor)
+          def revokeUsed(presented: Array[Byte]) = db.revokeUsed(presented)
+          def revoke(presented: Array[Byte])     = db.revoke(presented)
+        issued <- TokenService.Live(lookup, session, recording, signer, unusable, limiter, "public", jdbc.executor).issue(john, None)
         seen   <- threads.get
       yield assertTrue(
         issued.pair.accessToken.nonEmpty,
-        seen("lookup").startsWith("zio-default-blocking"),
-        !seen("check").startsWith("zio-default-blocking")
+        seen("lookup").startsWith("simple-auth-jdbc-"),
+        seen("check") == seen("lookup"),
+        seen("session") == seen("lookup")
       )
     },
     test("the database down is temporarily_unavailable, for both grants and for revocation") {
@@ -170,7 +179,8 @@ object TokenServiceSpec extends ZIOSpecDefault:
         signer   <- ZIO.service[KeyRing]
         unusable <- ZIO.service[UnusableHashLog]
         limiter  <- ZIO.service[AddressLimiter]
-        service   = TokenService.Live(db, db, verifier, signer, unusable, limiter, "public")
+        jdbc     <- ZIO.service[JdbcExecutor]
+        service   = TokenService.Live(db, db, verifier, signer, unusable, limiter, "public", jdbc.executor)
         first    <- service.issue(john, None)
         one      <- db.row(first.refreshToken).map(_.get)
         second   <- service.issue(TokenRequest.Refresh(first.refreshToken), None)
@@ -197,5 +207,5 @@ object TokenServiceSpec extends ZIOSpecDefault:
     PasswordVerifier.live,
     ZLayer.succeed(new UnusableHashLog()),
     RoutesSpec.signerLayer,
-    TokenService.live
+    InMemoryDatabase.jdbc, TokenService.live
   ) @@ TestAspect.withLiveClock @@ TestAspect.sequential
