@@ -36,6 +36,9 @@ BOUND_S = 1.0  # the issue's bound on the other client's p99
 # JVM stacks answer a few of them late (up to seconds), which says how fairly they serve connections under overload,
 # not whether anything waited for a check. It is reported (figure) and bounded by wrk's 5 s timeout (socket errors).
 FLOOD_P50_MS = 1000
+# Answers past wrk's 5 s timeout: a flood queued behind checks times out by the thousand; a saturated JVM stack
+# answers a few of its 256 connections that late on a slow machine (akka: 27 of about 40,000 in one CI run here).
+FLOOD_TIMEOUT_SHARE = 0.005
 # The contract's defaults for the limits (the suites' own service runs with them out of the way), but for a window
 # short enough that the first flood's lock has passed when the second begins.
 WINDOW_S = 20
@@ -139,7 +142,9 @@ def test_flood_from_one_address_is_locked_and_answered_at_once(pg, launch, figur
     result, statuses = second.result, second.statuses
     assert set(statuses) <= {400, 429, 503}, statuses
     assert statuses.get(429, 0) > statuses.get(400, 0), f"the address is locked, most of the flood is 429: {statuses}"
-    assert sum(result["socket_errors"].values()) == 0, result["socket_errors"]
+    errors = result["socket_errors"]
+    assert errors["connect"] + errors["read"] + errors["write"] == 0, errors
+    assert errors["timeout"] <= FLOOD_TIMEOUT_SHARE * result["requests"], f"answers past wrk's 5 s timeout: {result}"
     assert result["latency_ms"]["p50"] < FLOOD_P50_MS, f"the flood is answered at once, not queued: {result}"
     assert second.other, "the other client sent nothing"
     assert {s for s, _ in second.other} == {200}, sorted({s for s, _ in second.other})
