@@ -28,8 +28,8 @@ use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
 
 /// How much more of a body is read, and for how long, after its handler.
-pub const DRAIN_BYTES: usize = 64 * 1024;
-pub const DRAIN_TIME: Duration = Duration::from_secs(1);
+const DRAIN_BYTES: usize = 64 * 1024;
+const DRAIN_TIME: Duration = Duration::from_secs(1);
 
 /// Hands the handler the request's body through a shared cell, and reads
 /// and drops what the handler left of it once it has answered.

@@ -67,13 +67,16 @@ object Database:
       pool    <- ZIO.acquireRelease(
                    ZIO.attemptBlocking(new RenewablePool(cfg)).mapError(e => SettingsError(s"cannot set up the database pool: ${e.getMessage}"))
                  )(pool => ZIO.attemptBlocking(pool.close()).orDie)
-      threads <- ZIO.acquireRelease(ZIO.succeed(jdbcThreads(cfg.dbPoolSize)))(threads => ZIO.succeed(threads.shutdown()))
+      jdbc    <- jdbcExecutor(cfg.dbPoolSize)
       gate    <- Semaphore.make(cfg.dbPoolSize.toLong)
-    yield Database(pool, gate, cfg.dbAcquireTimeoutMs.millis, cfg.dbPoolSize, OutageLog(), Executor.fromJavaExecutor(threads))
+    yield Database(pool, gate, cfg.dbAcquireTimeoutMs.millis, cfg.dbPoolSize, OutageLog(), jdbc)
   }
 
-  /** `size` daemon threads named `simple-auth-jdbc-N`, one per pooled connection. */
-  def jdbcThreads(size: Int): ExecutorService =
+  /** `size` daemon threads named `simple-auth-jdbc-N`, one per pooled connection, shut down when `Scope` closes. */
+  def jdbcExecutor(size: Int): URIO[Scope, Executor] =
+    ZIO.acquireRelease(ZIO.succeed(jdbcThreads(size)))(threads => ZIO.succeed(threads.shutdown())).map(Executor.fromJavaExecutor)
+
+  private def jdbcThreads(size: Int): ExecutorService =
     val count = AtomicInteger(0)
     val named: ThreadFactory = (task: Runnable) =>
       val t = Thread(task, s"simple-auth-jdbc-${count.incrementAndGet()}")

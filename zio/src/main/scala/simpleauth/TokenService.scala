@@ -40,7 +40,7 @@ object TokenService:
    * per pooled connection). A password grant thus runs the address check, statement L, the legacy HMAC compare,
    * statement S and the signing as one stretch on the thread that got L: a statement made on that executor needs no
    * shift, where ZIO's blocking pool hands the fiber to another thread for each statement and back to the default
-   * executor after it (six hand-offs per login in all, measured as more context switches than any other stack's).
+   * executor after it.
    * argon2id still runs on the blocking pool, behind its permits, and the fiber comes back here after it.
    */
   final case class Live(

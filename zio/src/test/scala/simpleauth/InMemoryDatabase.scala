@@ -162,11 +162,8 @@ object InMemoryDatabase:
   def layer(maxFailures: Int = 1000, windowSeconds: Int = 300, maxLifetimeSeconds: Int = 7776000): ULayer[InMemoryDatabase] =
     ZLayer(make(maxFailures, windowSeconds, maxLifetimeSeconds = maxLifetimeSeconds))
 
-  /** JDBC's executor as the service has it: `Database.jdbcThreads`, here two threads. */
-  val jdbc: ULayer[JdbcExecutor] =
-    ZLayer.scoped(
-      ZIO.acquireRelease(ZIO.succeed(Database.jdbcThreads(2)))(t => ZIO.succeed(t.shutdown())).map(t => JdbcExecutor(Executor.fromJavaExecutor(t)))
-    )
+  /** JDBC's executor as the service has it (`Database.jdbcExecutor`), here two threads. */
+  val jdbc: ULayer[JdbcExecutor] = ZLayer.scoped(Database.jdbcExecutor(2).map(JdbcExecutor(_)))
 
   /** The tables as the services they stand in for. */
   val asServices: URLayer[InMemoryDatabase, UserRepository & SessionRepository & DatabaseHealth] =
