@@ -3,10 +3,14 @@
 
     python3 wrk/flamegraph.py                              # every stack, into results/<UTC time>-profile/
     python3 wrk/flamegraph.py --stacks akka,zio --seconds 30 --connections 64
+    python3 wrk/flamegraph.py --stacks spring --key-type p-256 --rate 400 --event wall   # a fixed rate, wall clock
 
 Per stack: build if needed, start it as the benchmark does (same environment,
 throw-away PostgreSQL unless DATABASE_URL is set), a warm-up, then a profile
-taken while wrk runs `users.lua` at one concurrency:
+taken while wrk runs `users.lua` at one concurrency, or (--rate) while oha sends the same logins at a constant
+arrival rate — where a stack's threads park and wake between requests, which a saturated closed loop hides. The
+stack runs with the benchmark's environment (`stackctl.BENCH_ENV`) and the chosen dev key (--key-type; p-256 or
+ed25519 keep the signature from covering the rest):
 
 - JVM stacks: async-profiler (Maven Central `tools.profiler:async-profiler`,
   fetched with the local Maven client) as an agent, CPU samples of every
@@ -37,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,7 +49,7 @@ import stackctl  # noqa: E402
 from stackctl import ROOT, Stack, ToolError, log  # noqa: E402
 
 from harness.environment import cmd_out, cpu_model  # noqa: E402
-from harness.loadgen import run_wrk  # noqa: E402
+from harness.loadgen import loadgen, open_loop_bodies, run_oha, run_wrk  # noqa: E402
 
 ASYNC_PROFILER = "tools.profiler:async-profiler:4.6"
 
@@ -152,7 +157,7 @@ def collapse_perf(perf_data: Path, out: Path) -> None:
 def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
     stack.ensure_built()
     port = stackctl.free_port()
-    env = stack.contract_env(db_url, port)
+    env = stack.contract_env(db_url, port, args.key_type, **stackctl.BENCH_ENV)
     url = f"http://127.0.0.1:{port}"
     cmd = stack.command("run")
     collapsed = out / f"{stack.name}.collapsed"
@@ -176,10 +181,16 @@ def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
             perf = subprocess.Popen(["perf", "record", "-F", str(args.frequency), "-g", "-p", str(proc.pid),
                                      "-o", str(out / f"{stack.name}.perf.data")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        log(f"{stack.name}: profiling {args.seconds}s at c={args.connections}")
-        w = run_wrk(url, args.connections, args.seconds, 2, "users", 0.0)
-        result["rps_while_profiling"] = round(w["rps"])
-        result["errors"] = w["errors"]
+        log(f"{stack.name}: profiling {args.seconds}s at "
+            + (f"{args.rate:g} logins/s (oha, {args.connections} connections)" if args.rate else f"c={args.connections}"))
+        if args.rate:
+            w = run_oha(url, args.rate, args.seconds, args.connections, args.bodies, 0.0, args.oha)
+            result["rps_while_profiling"] = round(w["achieved_rps"])
+            result["errors"] = w["errors"]
+        else:
+            w = run_wrk(url, args.connections, args.seconds, 2, "users", 0.0)
+            result["rps_while_profiling"] = round(w["rps"])
+            result["errors"] = w["errors"]
         if java:
             ctl(f"stop,file={out / (stack.name + '.html')}")
             ctl(f"dump,collapsed,file={collapsed}")
@@ -223,8 +234,10 @@ def _asprof(lib: Path, pid: int):
 def write_summary(out: Path, env: dict, results: list[dict]) -> str:
     cats = [c for c, _ in CATEGORIES] + ["other"]
     lines = [f"# CPU profiles — {env['timestamp']}", "",
-             f"Machine: {env['cpu']}, {env['cores']} cores; commit {env['commit']}; wrk `users` scenario, "
-             f"c={env['connections']}, {env['seconds']} s after a {env['warmup']} s warm-up.", "",
+             f"Machine: {env['cpu']}, {env['cores']} cores; commit {env['commit']}; key {env['key_type']}; "
+             + (f"oha `users` logins at {env['rate']}/s" if env.get("rate") else "wrk `users` scenario")
+             + f", c={env['connections']}, {env['seconds']} s after a {env['warmup']} s warm-up at c={env['connections']}; "
+             f"async-profiler event {env['event']}.", "",
              "Share of CPU samples per category (%), by the leaf-most frame that has one:", "",
              "| stack | rps while profiling | " + " | ".join(cats) + " |",
              "| --- | ---: | " + " | ".join("---:" for _ in cats) + " |"]
@@ -255,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--event", default="cpu", help="async-profiler event (cpu, itimer, wall)")
     ap.add_argument("--interval-us", type=int, default=1000, help="async-profiler sampling interval")
     ap.add_argument("--frequency", type=int, default=999, help="perf sampling frequency (Hz)")
+    ap.add_argument("--key-type", choices=list(stackctl.KEYS), default=stackctl.DEFAULT_KEY_TYPE,
+                    help="the dev key the stacks sign with (p-256, ed25519: cheap signatures)")
+    ap.add_argument("--rate", type=float, default=0.0,
+                    help="profile at this constant arrival rate (oha, logins/s) instead of wrk's closed loop")
     ap.add_argument("--label", default="", help="appended to the output folder's name, e.g. 'before'")
     ap.add_argument("--out", type=Path, default=ROOT / "results")
     args = ap.parse_args(argv)
@@ -262,12 +279,23 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("wrk") is None:
         print("profile: wrk not found", file=sys.stderr)
         return 2
+    if args.rate < 0:
+        print("profile: --rate must be positive", file=sys.stderr)
+        return 2
+    args.oha = loadgen()
+    if args.rate and args.oha is None:
+        print("profile: --rate needs oha (wrk/install-loadgen.sh)", file=sys.stderr)
+        return 2
+    bodies_dir = Path(tempfile.mkdtemp(prefix="profile-bodies-"))
+    args.bodies = bodies_dir / "bodies.txt"
+    args.bodies.write_text("\n".join(open_loop_bodies("users", 0.0)) + "\n")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out / f"{stamp}-profile{('-' + args.label) if args.label else ''}"
     out.mkdir(parents=True)
     env = {"timestamp": stamp, "cpu": cpu_model(), "cores": os.cpu_count(),
            "commit": cmd_out(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
-           "connections": args.connections, "seconds": args.seconds, "warmup": args.warmup}
+           "connections": args.connections, "seconds": args.seconds, "warmup": args.warmup,
+           "key_type": args.key_type, "rate": args.rate or None, "event": args.event}
     results = []
     try:
         with stackctl.database() as (db_url, _pg):
@@ -276,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     except ToolError as e:
         print(f"profile: {e}", file=sys.stderr)
         return 2
+    finally:
+        shutil.rmtree(bodies_dir, ignore_errors=True)
     (out / "profile.json").write_text(json.dumps({"environment": env, "results": results}, indent=2))
     print(write_summary(out, env, results))
     print(f"profiles: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")

@@ -101,9 +101,10 @@ def parse_args(argv: list[str] | None) -> Settings:
                                           "fly-shared-cpu-1x, where the baseline serves ~100 requests/s and more "
                                           "connections only queue past the pool's 1 s acquire timeout)")
     ap.add_argument("--duration", type=int, default=15, help="seconds per measured run")
-    ap.add_argument("--warmup", type=int, default=180,
+    ap.add_argument("--warmup", type=int, default=600,
                     help="cap in seconds of the warm-up, once per stack at the highest concurrency (it ends earlier "
-                         "once the median CPU per request of the last 3 windows is within 3 %% of the 3 before; then "
+                         "once the median CPU per request of the last 3 windows is within 3 %% of the 3 before and, "
+                         "for a JVM, its JIT compiler threads took at most 2 %% of its CPU in each of the last 3; then "
                          "one window at each other concurrency)")
     ap.add_argument("--warmup-window", type=int, default=10, help="seconds per warm-up window")
     ap.add_argument("--rewarm", type=int, default=5,

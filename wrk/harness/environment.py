@@ -17,7 +17,7 @@ from stackctl import ROOT, Stack, ToolError
 from harness.cgroups import cgroup_version, resolve_cpuset
 from harness.keys import key_alg, key_kid
 from harness.loadgen import loadgen
-from harness.records import CAPACITY_P99_MS, SAME_POINT_WITHIN, STABLE_WITHIN, Settings
+from harness.records import CAPACITY_P99_MS, JIT_QUIET, SAME_POINT_WITHIN, STABLE_WITHIN, Settings
 
 CRYPTO_FLAGS = ("avx512ifma", "avx512f", "avx512bw", "avx512vl", "vaes", "vpclmulqdq", "sha_ni", "avx2", "adx",
                 "bmi2", "aes", "pclmulqdq")
@@ -164,7 +164,9 @@ def environment(settings: Settings, stacks: list[Stack]) -> dict:
             "warmup_criterion": f"the median of the last {settings.warmup_k} windows' server CPU per request "
                                 f"within {STABLE_WITHIN:.0%} of the median of the {settings.warmup_k} before, at "
                                 f"least {2 * settings.warmup_k} windows (requests/s for targets without a server "
-                                f"process), at most the cap; each warm-up records its rule and outcome",
+                                f"process), and for a JVM its JIT compiler threads at most {JIT_QUIET:.0%} of its "
+                                f"CPU in each of the last {settings.warmup_k}; at most the cap; each warm-up records "
+                                f"its rule and outcome",
             "warmup_schedule": f"by the rule once per stack at c={settings.warmup_concurrency}, then one "
                                f"{settings.warmup_window} s window at each other concurrency",
             "primer_s": settings.primer,

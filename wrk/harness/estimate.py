@@ -8,6 +8,7 @@ from harness.records import Settings
 GATE_S = 90          # the conformance gate (the suite against the stack)
 START_S = 30 + 5     # start, first token, verification
 PROBE_S = 3          # each extra start for the start-up median
+JVM_WARMUP_S = 360   # a JVM stack's warm-up by the rule: its JIT compilers go quiet after 4-6 minutes on two cores
 
 
 def open_points(settings: Settings, kind: str) -> int:
@@ -23,15 +24,17 @@ def open_run_s(settings: Settings) -> float:
     return settings.open_loop_s + 1 + (0 if settings.smoke else settings.open_loop_rewarm + 1)
 
 
-def target_phases(settings: Settings, kind: str) -> dict[str, float]:
-    """Seconds per phase for one target of `kind`: "stack", "slowest", "floor" or "url"."""
+def target_phases(settings: Settings, kind: str, jvm: bool = False) -> dict[str, float]:
+    """Seconds per phase for one target of `kind`: "stack", "slowest", "floor" or "url"; `jvm`: a JVM stack, whose
+    warm-up waits for its JIT compilers too (schedule.warmed_up)."""
     p: dict[str, float] = {}
     if settings.conformance and kind in ("stack", "slowest"):
         p["conformance gate"] = GATE_S
     p["start, verification, start-up probes"] = START_S + PROBE_S * settings.startup_probes
     p["ceilings (openssl, signbench)"] = settings.signbench_runs * (2 * settings.signbench_s + 3)
     p["primer"] = settings.primer
-    p["warm-up"] = (min(settings.warmup, (2 * settings.warmup_k + 1) * settings.warmup_window)
+    rule_s = (2 * settings.warmup_k + 1) * settings.warmup_window
+    p["warm-up"] = (min(settings.warmup, max(rule_s, JVM_WARMUP_S) if jvm and not settings.smoke else rule_s)
                     + (len(settings.concurrency) - 1) * settings.warmup_window)
     p["closed loop"] = len(settings.concurrency) * settings.repeats * (settings.duration + settings.rewarm)
     if settings.limits.shared:
@@ -52,15 +55,25 @@ def targets(settings: Settings, stacks: int, urls: int = 0, floor: bool = False)
     return kinds + (["floor"] if floor and stacks else [])
 
 
-def estimated_seconds(settings: Settings, stacks: int, urls: int = 0, floor: bool = False) -> float:
-    return sum(sum(target_phases(settings, k).values()) for k in targets(settings, stacks, urls, floor))
+def _jvm_flags(kinds: list[str], jvm: int) -> list[bool]:
+    """Which targets are JVM stacks: `jvm` of the stacks (the slowest first: the JVM stacks are)."""
+    flags, left = [], jvm
+    for k in kinds:
+        flags.append(k in ("slowest", "stack") and left > 0)
+        left -= flags[-1]
+    return flags
 
 
-def estimate_lines(settings: Settings, stacks: int, urls: int = 0, floor: bool = False) -> list[str]:
-    """What `bench.py --estimate` prints: the settings that decide the time, each kind of target's phases, the
-    total."""
+def estimated_seconds(settings: Settings, stacks: int, urls: int = 0, floor: bool = False, jvm: int = 0) -> float:
     kinds = targets(settings, stacks, urls, floor)
-    total = estimated_seconds(settings, stacks, urls, floor)
+    return sum(sum(target_phases(settings, k, j).values()) for k, j in zip(kinds, _jvm_flags(kinds, jvm)))
+
+
+def estimate_lines(settings: Settings, stacks: int, urls: int = 0, floor: bool = False, jvm: int = 0) -> list[str]:
+    """What `bench.py --estimate` prints: the settings that decide the time, each kind of target's phases, the
+    total. `jvm`: how many of the stacks are JVM stacks."""
+    kinds = targets(settings, stacks, urls, floor)
+    total = estimated_seconds(settings, stacks, urls, floor, jvm)
     lines = [f"estimate: profile {settings.profile}, scenario {settings.scenario}, key {settings.key_type}; "
              f"{stacks} stack(s)" + (f", {urls} --url target(s)" if urls else "") + (", the floor" if "floor" in kinds
                                                                                       else ""),
@@ -73,11 +86,12 @@ def estimate_lines(settings: Settings, stacks: int, urls: int = 0, floor: bool =
                      f"{settings.open_loop_s} s per point"
                      + ("" if settings.smoke else f" (+{settings.open_loop_rewarm} s re-warm)") + "; capacity "
                      f"{settings.capacity_steps} steps of up to {settings.capacity_runs} runs")
-    for kind in dict.fromkeys(kinds):
-        phases = target_phases(settings, kind)
-        n = kinds.count(kind)
+    flagged = list(zip(kinds, _jvm_flags(kinds, jvm)))
+    for kind, j in dict.fromkeys(flagged):
+        phases = target_phases(settings, kind, j)
+        n = flagged.count((kind, j))
         pts = f", {open_points(settings, kind)} open-loop points" if settings.open_loop else ""
-        lines.append(f"  {n} x {kind}{pts}: {sum(phases.values()) / 60:.1f} min each ("
+        lines.append(f"  {n} x {kind}{' (JVM)' if j else ''}{pts}: {sum(phases.values()) / 60:.1f} min each ("
                      + ", ".join(f"{k} {v:.0f} s" for k, v in phases.items()) + ")")
     lines.append(f"  total: {total / 3600:.2f} h ({total / 60:.0f} min)")
     return lines

@@ -79,6 +79,31 @@ def thread_switches(pid: int, proc: Path = Path("/proc")) -> dict[int, tuple[int
     return out
 
 
+# HotSpot's JIT compiler threads by name (/proc/<pid>/task/<tid>/comm keeps 15 characters: "C2 CompilerThre").
+JIT_THREAD_PREFIXES = ("C1 CompilerThre", "C2 CompilerThre", "JVMCI CompilerT")
+
+
+def jit_cpu_seconds(pid: int, proc: Path = Path("/proc")) -> float | None:
+    """CPU seconds (user + system) of the process's JIT compiler threads now alive; None when it has none (not a
+    JVM) or is gone. HotSpot starts and stops compiler threads as its queue grows and shrinks, so a thread that
+    exited between two readings takes its time with it: the difference is a lower bound while compilers come and
+    go, and exact once the queue is quiet, which is what the warm-up rule asks."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, found = 0.0, False
+    try:
+        tids = [d.name for d in (proc / str(pid) / "task").iterdir() if d.name.isdigit()]
+    except OSError:
+        return None
+    for tid in tids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if not (proc / str(pid) / "task" / tid / "comm").read_text().startswith(JIT_THREAD_PREFIXES):
+                continue
+            fields = (proc / str(pid) / "task" / tid / "stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            found = True
+    return total if found else None
+
+
 def switches_between(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]]) -> dict:
     """The server's thread hand-offs during a run, from the per-thread counters at both ends: a thread alive at
     both ends counts its difference; one that appeared during the run counts all of its switches (it was born in
@@ -245,6 +270,10 @@ def account(before: Snapshot, after: Snapshot, requests: int, client_cpu_s: floa
         known = sum(v for v in (server, client_cpu_s, pg) if v is not None)
         out.machine = MachineShare(busy_cores=round(busy / wall, 3), idle_cores=round(idle / wall, 3),
                                    steal_cores=round(steal / wall, 3), rest_cores=round(max(0.0, busy - known) / wall, 3))
+    jit = delta("jit")
+    if jit is not None and server:
+        out.jit_cpu_s = round(max(jit, 0.0), 3)
+        out.jit_share = round(max(jit, 0.0) / server, 4)
     if before.switches is not None and after.switches is not None:
         out.switches = switches_between(before.switches, after.switches)
         if requests:

@@ -13,6 +13,7 @@ from typing import Any
 
 STABLE_WITHIN = 0.03    # warm-up: the median of the last k windows' CPU per request within 3 % of the k before
 WARMUP_K = 3            # ... k windows (1 in the smoke run), and at least 2k windows in all
+JIT_QUIET = 0.02        # ... and, for a JVM, its JIT compiler threads under 2 % of its CPU in each of the last k
 SHARED_FRACTIONS = (0.5, 0.75)            # open loop: of the slowest stack's closed-loop maximum, for every stack
 OWN_FRACTIONS = (0.25, 0.5, 0.75, 0.9)     # open loop: of the stack's own closed-loop maximum
 SAME_POINT_WITHIN = 0.03  # an own rate within 3 % of a shared rate is measured once, at the shared rate, under both
@@ -161,6 +162,7 @@ class Snapshot:
     idle: float | None = None
     steal: float | None = None
     switches: dict[int, tuple[int, int]] | None = None   # the server's threads: {tid: (voluntary, nonvoluntary)}
+    jit: float | None = None         # CPU seconds of the server's JIT compiler threads (JVM stacks; probes.jit_cpu_seconds)
 
 
 @dataclass
@@ -193,6 +195,8 @@ class Measurement:
     cgroup_cpu_per_s: float | None = None
     switches: dict[str, int] | None = None        # probes.switches_between: the server's threads in the run
     switches_per_request: float | None = None     # hand-offs per request: (voluntary + nonvoluntary) / requests
+    jit_cpu_s: float | None = None                # the server's JIT compiler threads (JVM stacks)
+    jit_share: float | None = None                # their share of the server's CPU in the run: compiling, not serving
 
     def to_json(self) -> dict:
         return _set_fields(self, keep_empty=("throttled",))

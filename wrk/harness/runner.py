@@ -272,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
     with_floor = bool(settings.stacks) and settings.floor and settings.target == "local"
     if settings.estimate:
-        print("\n".join(estimate_lines(settings, len(settings.stacks), len(settings.urls), with_floor)))
+        jvm = sum(Stack.load(s).uses_java for s in settings.stacks)
+        print("\n".join(estimate_lines(settings, len(settings.stacks), len(settings.urls), with_floor, jvm)))
         return 0
     for tool in ("wrk", "openssl"):
         if not shutil.which(tool):
@@ -293,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         server_cpu = int(resolve_cpuset(settings.limits.cpuset))
         os.sched_setaffinity(0, {c for c in os.sched_getaffinity(0) if c != server_cpu})
     stacks = [Stack.load(s) for s in settings.stacks]
-    progress = Progress(estimated_seconds(settings, len(stacks), len(settings.urls), with_floor))
+    progress = Progress(estimated_seconds(settings, len(stacks), len(settings.urls), with_floor,
+                                          sum(st.uses_java for st in stacks)))
     env = environment(settings, stacks)
 
     progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]}")

@@ -18,8 +18,9 @@ from harness.cli import Progress
 from harness.governor import GovernorThread, burst_seconds
 from harness.latency import pooled
 from harness.loadgen import loadgen, open_loop_bodies, open_loop_connections, run_failure, run_oha, run_wrk
-from harness.probes import Sampler, account, proc_cpu_seconds, system_cpu, thread_switches, tree_cpu_seconds
-from harness.records import (CAPACITY_P99_MS, SAME_POINT_WITHIN, STABLE_WITHIN, FlyResult, RateSpec, Settings,
+from harness.probes import (Sampler, account, jit_cpu_seconds, proc_cpu_seconds, system_cpu, thread_switches,
+                            tree_cpu_seconds)
+from harness.records import (CAPACITY_P99_MS, JIT_QUIET, SAME_POINT_WITHIN, STABLE_WITHIN, FlyResult, RateSpec, Settings,
                              Snapshot, StackResult, WarmUp)
 
 
@@ -106,7 +107,8 @@ class Live:
         return Snapshot(t=time.monotonic(), server=proc_cpu_seconds(self.pid) if self.pid else None,
                         cgroup=self.cgroup.cpu_usage_s() if self.cgroup else None, pg=tree_cpu_seconds(self.pg_pid),
                         cpu_stat=self.cgroup.cpu_stat() if self.cgroup else {},
-                        switches=thread_switches(self.pid) if self.pid else None, **system_cpu())
+                        switches=thread_switches(self.pid) if self.pid else None,
+                        jit=jit_cpu_seconds(self.pid) if self.pid else None, **system_cpu())
 
 
 def load_run(live: Live, settings: Settings, c: int, secs: int, phase: str, measured: bool = True) -> dict | None:
@@ -139,12 +141,21 @@ def agree(a: float, b: float, within: float = STABLE_WITHIN) -> bool:
     return a > 0 and b > 0 and abs(a - b) / min(a, b) <= within
 
 
-def warmed_up(values: list[float | None], k: int, within: float = STABLE_WITHIN) -> bool:
+def warmed_up(values: list[float | None], k: int, within: float = STABLE_WITHIN,
+              jit_shares: list[float | None] | None = None, jit_quiet: float = JIT_QUIET) -> bool:
     """The warm-up rule: at least 2k windows, and the median of the last k within `within` of the median of the k
     before them. A median of k, not one window against the next: on this machine a single window moves by several
     per cent either way, so two neighbours agree by chance while the figure still trends (the old rule stopped
-    Spring while its CPU per request was still falling)."""
+    Spring while its CPU per request was still falling).
+
+    For a JVM (`jit_shares`: each window's share of the server's CPU spent by its JIT compiler threads) also: in
+    each of the last k windows the compilers took at most `jit_quiet` of it. A flat CPU per request alone is not a
+    steady state there: on two busy cores C2 compiled at a steady tenth of Spring's CPU for minutes while the
+    figure looked flat within its noise, and whatever is still queued is compiled at the next load, where it is a
+    larger share (half of Spring's CPU at 400 logins/s after 150 s at 64 connections)."""
     if len(values) < 2 * k or any(v is None or v <= 0 for v in values[-2 * k:]):
+        return False
+    if jit_shares is not None and any(j is not None and j > jit_quiet for j in jit_shares[-k:]):
         return False
     return agree(statistics.median(values[-k:]), statistics.median(values[-2 * k:-k]), within)
 
@@ -166,14 +177,21 @@ def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: 
         run = load_run(live, settings, c, window, phase or f"warm-up c={c}", measured=False)
         if run is None:
             break
-        windows.append({"rps": run["rps"], key: run.get(key), "errors": run["errors"]})
-        if warmed_up([w[key] for w in windows], k):
+        windows.append({"rps": run["rps"], key: run.get(key), "errors": run["errors"]}
+                       | ({"jit_share": run["jit_share"]} if "jit_share" in run else {}))
+        jit = [w.get("jit_share") for w in windows] if any("jit_share" in w for w in windows) else None
+        if warmed_up([w[key] for w in windows], k, jit_shares=jit):
             stable = True
             break
+    jvm = any("jit_share" in w for w in windows)
     rule = {"metric": key, "window_s": window, "k": k, "within": STABLE_WITHIN, "min_windows": 2 * k, "cap_s": cap}
+    if jvm:
+        rule["jit_quiet"] = JIT_QUIET
     return WarmUp(concurrency=c, criterion=f"{key}: median of the last {k} {window} s windows within "
                                            f"{STABLE_WITHIN:.0%} of the median of the {k} before (at least {2 * k} "
-                                           f"windows, at most {cap} s)",
+                                           f"windows, at most {cap} s)"
+                                           + (f"; the JIT compiler threads at most {JIT_QUIET:.0%} of the server's "
+                                              f"CPU in each of the last {k}" if jvm else ""),
                   cap_s=cap, seconds=round(time.monotonic() - t0, 1), stable=stable, windows=windows, rule=rule)
 
 

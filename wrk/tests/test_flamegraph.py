@@ -71,3 +71,17 @@ def test_large_raw_outputs_are_kept_out_of_the_result_set(tmp_path, monkeypatch)
     moved = flamegraph.keep_out_of_git(big, limit=1000)
     assert moved == tmp_path / ".cache" / "profiles" / run.name / "b.collapsed.gz"
     assert moved.exists() and not big.exists()
+
+
+def test_summary_says_the_key_and_the_load_it_was_taken_at(tmp_path):
+    env = {"timestamp": "t", "cpu": "cpu", "cores": 2, "commit": "abc", "connections": 64, "seconds": 20,
+           "warmup": 40, "key_type": "p-256", "rate": 400.0, "event": "wall"}
+    text = flamegraph.write_summary(tmp_path, env, [{"name": "zio", "rps_while_profiling": 400, "categories": {}}])
+    assert "key p-256" in text and "oha `users` logins at 400.0/s" in text and "event wall" in text
+    env["rate"] = None
+    assert "wrk `users` scenario, c=64" in flamegraph.write_summary(tmp_path, env, [])
+
+
+def test_a_negative_rate_is_refused_before_anything_runs(capsys):
+    assert flamegraph.main(["--rate", "-5", "--out", "/nonexistent"]) == 2
+    assert "--rate must be positive" in capsys.readouterr().err

@@ -121,3 +121,36 @@ def test_the_per_login_tables_carry_own_cost_and_hand_offs_for_every_key_type(tm
         # saturation: CPU 0.6, own 0.4, 5.0 hand-offs, starred (threads exited: a lower bound); at 50 %: 0.7, 7.0
         assert "| akka | 1000 [1000–1000] | 64 | 75* | 0.600 | 0.400 | 5.0* | n/a | 0.700 | 7.0 |" in text
         assert "| akka | 0.400 · 5.0* | 0.800 · 11.0 | 0.700 · 7.0 |" in text
+
+
+def _thread(root: Path, pid: int, tid: int, comm: str, utime: int, stime: int) -> None:
+    d = root / str(pid) / "task" / str(tid)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "comm").write_text(comm + "\n")
+    # /proc/<pid>/task/<tid>/stat: a name in parentheses (which may hold spaces and ')'), then fields 3.. of
+    # proc(5); utime and stime are fields 14 and 15.
+    rest = ["S"] + ["0"] * 10 + [str(utime), str(stime)] + ["0"] * 30
+    (d / "stat").write_text(f"{tid} ({comm}) " + " ".join(rest) + "\n")
+
+
+def test_jit_cpu_seconds_adds_up_the_compiler_threads_only(tmp_path):
+    tick = os.sysconf("SC_CLK_TCK")
+    _thread(tmp_path, 10, 10, "java", 5000, 100)
+    _thread(tmp_path, 10, 11, "C2 CompilerThre", 3 * tick, tick)
+    _thread(tmp_path, 10, 12, "C1 CompilerThre", tick, 0)
+    _thread(tmp_path, 10, 13, "http-nio-1) x", 900, 9)   # a ')' in a name does not shift the fields
+    (tmp_path / "10" / "task" / "14").mkdir()                # exited between the listing and its read
+    assert probes.jit_cpu_seconds(10, tmp_path) == 5.0
+    _thread(tmp_path, 20, 20, "actix-rt|system", 100, 1)     # not a JVM: no figure rather than 0
+    assert probes.jit_cpu_seconds(20, tmp_path) is None
+    assert probes.jit_cpu_seconds(99, tmp_path) is None
+
+
+def test_account_gives_the_jit_share_of_the_server_cpu():
+    b = records.Snapshot(t=0.0, server=10.0, busy=1.0, idle=1.0, steal=0.0, jit=2.0)
+    a = records.Snapshot(t=1.0, server=14.0, busy=2.0, idle=1.0, steal=0.0, jit=3.0)
+    m = probes.account(b, a, 100, 0.1).to_json()
+    assert m["jit_cpu_s"] == 1.0 and m["jit_share"] == 0.25
+    # A stack without compiler threads has no JIT figure at all.
+    m = probes.account(records.Snapshot(t=0.0, server=1.0), records.Snapshot(t=1.0, server=2.0), 100, 0.1).to_json()
+    assert "jit_share" not in m

@@ -58,6 +58,30 @@ def test_the_warm_up_rule_waits_out_a_trend_and_stops_on_a_noisy_plateau():
     assert not schedule.warmed_up([2.0, 2.01, 1.7, 1.6, 1.55, 1.5], 3)
 
 
+def test_the_warm_up_rule_waits_for_the_jit_to_go_quiet():
+    plateau = [1.52, 1.47, 1.50, 1.49, 1.53, 1.48]
+    # C2 still compiling at a tenth of the CPU while the CPU per request looks flat: not warm yet.
+    assert not schedule.warmed_up(plateau, 3, jit_shares=[0.2, 0.15, 0.12, 0.11, 0.10, 0.10])
+    assert not schedule.warmed_up(plateau, 3, jit_shares=[0.2, 0.15, 0.12, 0.01, 0.10, 0.01])   # each of the last k
+    assert schedule.warmed_up(plateau, 3, jit_shares=[0.2, 0.15, 0.12, 0.01, 0.02, 0.005])
+    # Quiet compilers do not end a warm-up whose CPU per request still falls.
+    assert not schedule.warmed_up([2.0, 1.9, 1.8, 1.7, 1.6, 1.5], 3, jit_shares=[0.0] * 6)
+
+
+def test_warm_up_of_a_jvm_records_the_jit_condition(monkeypatch):
+    runs = iter([(1.5, 0.12), (1.5, 0.11), (1.5, 0.10), (1.5, 0.10), (1.5, 0.01), (1.5, 0.01), (1.5, 0.01),
+                 (1.5, 0.01)])
+    monkeypatch.setattr(schedule, "load_run", lambda live, settings, c, secs, phase, measured=True:
+                        dict(zip(("cpu_ms_per_request", "jit_share"), next(runs)), rps=100.0, errors=0))
+    settings = cli.parse_args(["--stacks", cli.stackctl.list_stacks()[0], "--warmup-window", "1", "--warmup", "60"])
+    live = schedule.Live("x", "http://127.0.0.1:1", records.StackResult("x"))
+    monkeypatch.setattr(schedule.Live, "pid", property(lambda self: 1))
+    w = schedule.warm_up(live, settings, 64, cli.Progress(1))
+    assert w.stable and len(w.windows) == 7   # flat from the start; compilers quiet in windows 5, 6, 7
+    assert w.rule["jit_quiet"] == records.JIT_QUIET and "JIT compiler threads" in w.criterion
+    assert [x["jit_share"] for x in w.windows][:2] == [0.12, 0.11]
+
+
 def test_warm_up_records_its_rule_and_outcome(monkeypatch):
     cpu = iter([2.0, 1.8, 1.6, 1.5, 1.5, 1.49, 1.51, 1.5, 1.5, 1.5])
     monkeypatch.setattr(schedule, "load_run", lambda live, settings, c, secs, phase, measured=True:
