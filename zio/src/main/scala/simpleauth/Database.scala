@@ -33,22 +33,35 @@ final class Database(pool: RenewablePool, gate: Semaphore, acquireTimeout: Durat
       PoolState(active, idle, waiting.get() + inBorrow, maxSize)
     }
 
-  /** Runs `f` on a pooled connection on `executor`; connection-level failures are `DatabaseUnavailable`. */
+  /**
+   * Runs `f` on a pooled connection on `executor`; connection-level failures are `DatabaseUnavailable`. A free permit
+   * is taken at once; only a caller that finds none (or others already waiting: the gate stays first come first
+   * served) waits, under the acquire timeout. The timeout is a race of two forked fibers and a timer, so it is paid
+   * only where there is something to wait for, not on every statement.
+   */
   def withConnection[A](f: Connection => A): IO[DatabaseUnavailable, A] =
-    ZIO
-      .scoped {
-        (ZIO.succeed(waiting.incrementAndGet()) *>
-          gate.withPermitScoped.timeoutFail(noPermit)(acquireTimeout).ensuring(ZIO.succeed(waiting.decrementAndGet()))) *>
-          ZIO
-            .attempt {
-              val c = pool.getConnection()
-              try f(c)
-              finally c.close()
-            }
-            .onExecutor(executor)
-            .refineOrDie { case e: SQLException if RenewablePool.isUnavailable(e) => DatabaseUnavailable(e) }
+    val call = ZIO
+      .attempt {
+        val c = pool.getConnection()
+        try f(c)
+        finally c.close()
+      }
+      .onExecutor(executor)
+      .refineOrDie { case e: SQLException if RenewablePool.isUnavailable(e) => DatabaseUnavailable(e) }
+    gate
+      .tryWithPermit(call)
+      .flatMap {
+        case Some(a) => ZIO.succeed(a)
+        case None    => queued(call)
       }
       .tapBoth(e => outages.failed(e.cause), _ => outages.recovered)
+
+  private def queued[A](call: IO[DatabaseUnavailable, A]): IO[DatabaseUnavailable, A] =
+    ZIO.scoped {
+      (ZIO.succeed(waiting.incrementAndGet()) *>
+        gate.withPermitScoped.timeoutFail(noPermit)(acquireTimeout).ensuring(ZIO.succeed(waiting.decrementAndGet()))) *>
+        call
+    }
 
 /** The executor JDBC runs on (`Database.executor`), for the flows that lock themselves to it (`TokenService`). */
 final case class JdbcExecutor(executor: Executor)
