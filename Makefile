@@ -120,7 +120,8 @@ bench-smoke: deps venv
 	bash .ci/install --loadgen
 	$(PY) wrk/bench.py --smoke $(BENCH_ARGS)
 
-# Where the CPU goes: async-profiler (JVM) / perf (actix) under wrk. make profile PROFILE_ARGS="--stacks zio --label after"
+# Where the CPU goes: async-profiler (JVM) / perf (actix) under wrk, or oha at a fixed rate:
+# make profile PROFILE_ARGS="--stacks zio --key-type p-256 --rate 400 --label after"
 PROFILE_ARGS ?=
 profile: venv
 	$(PY) wrk/flamegraph.py $(PROFILE_ARGS)
