@@ -185,12 +185,10 @@ def profile_stack(stack: Stack, db_url: str, args, out: Path) -> dict:
             + (f"{args.rate:g} logins/s (oha, {args.connections} connections)" if args.rate else f"c={args.connections}"))
         if args.rate:
             w = run_oha(url, args.rate, args.seconds, args.connections, args.bodies, 0.0, args.oha)
-            result["rps_while_profiling"] = round(w["achieved_rps"])
-            result["errors"] = w["errors"]
         else:
             w = run_wrk(url, args.connections, args.seconds, 2, "users", 0.0)
-            result["rps_while_profiling"] = round(w["rps"])
-            result["errors"] = w["errors"]
+        result["rps_while_profiling"] = round(w["achieved_rps" if args.rate else "rps"])
+        result["errors"] = w["errors"]
         if java:
             ctl(f"stop,file={out / (stack.name + '.html')}")
             ctl(f"dump,collapsed,file={collapsed}")
@@ -287,8 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         print("profile: --rate needs oha (wrk/install-loadgen.sh)", file=sys.stderr)
         return 2
     bodies_dir = Path(tempfile.mkdtemp(prefix="profile-bodies-"))
-    args.bodies = bodies_dir / "bodies.txt"
-    args.bodies.write_text("\n".join(open_loop_bodies("users", 0.0)) + "\n")
+    args.bodies = bodies_dir / "bodies.txt"   # oha's request bodies (--rate): the users scenario's logins
+    if args.rate:
+        args.bodies.write_text("\n".join(open_loop_bodies("users", 0.0)) + "\n")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out / f"{stamp}-profile{('-' + args.label) if args.label else ''}"
     out.mkdir(parents=True)

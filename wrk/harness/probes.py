@@ -21,11 +21,25 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _stat_fields(path: Path) -> list[str]:
+    """The fields of a /proc stat file after the command name (proc(5)'s field 3 on): the name is in parentheses
+    and may hold spaces and ')' itself, so it is cut at the last ')'. utime and stime are [11] and [12]."""
+    return path.read_text().rsplit(")", 1)[1].split()
+
+
+def _task_ids(pid: int, proc: Path) -> list[str] | None:
+    """The process's thread ids now (/proc/<pid>/task); None when it is gone."""
+    try:
+        return [d.name for d in (proc / str(pid) / "task").iterdir() if d.name.isdigit()]
+    except OSError:
+        return None
+
+
 def proc_cpu_seconds(pid: int, reaped_children: bool = False) -> float | None:
     """utime + stime of all the process's threads; with reaped_children, also the CPU of the children it has
     waited for (cutime + cstime), which is where an exited child's CPU time goes."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = _stat_fields(Path(f"/proc/{pid}/stat"))
     except OSError:
         return None
     ticks = int(fields[11]) + int(fields[12])
@@ -66,16 +80,15 @@ def thread_switches(pid: int, proc: Path = Path("/proc")) -> dict[int, tuple[int
     the server runs. None when the process is gone; a thread that exits between the listing and its read is
     skipped."""
     out: dict[int, tuple[int, int]] = {}
-    try:
-        tids = [int(d.name) for d in (proc / str(pid) / "task").iterdir() if d.name.isdigit()]
-    except OSError:
+    tids = _task_ids(pid, proc)
+    if tids is None:
         return None
     for tid in tids:
         with contextlib.suppress(OSError, AttributeError, ValueError):
-            text = (proc / str(pid) / "task" / str(tid) / "status").read_text()
+            text = (proc / str(pid) / "task" / tid / "status").read_text()
             vol = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", text, re.M)
             non = re.search(r"^nonvoluntary_ctxt_switches:\s+(\d+)", text, re.M)
-            out[tid] = (int(vol.group(1)), int(non.group(1)))
+            out[int(tid)] = (int(vol.group(1)), int(non.group(1)))
     return out
 
 
@@ -88,20 +101,19 @@ def jit_cpu_seconds(pid: int, proc: Path = Path("/proc")) -> float | None:
     JVM) or is gone. HotSpot starts and stops compiler threads as its queue grows and shrinks, so a thread that
     exited between two readings takes its time with it: the difference is a lower bound while compilers come and
     go, and exact once the queue is quiet, which is what the warm-up rule asks."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total, found = 0.0, False
-    try:
-        tids = [d.name for d in (proc / str(pid) / "task").iterdir() if d.name.isdigit()]
-    except OSError:
+    tids = _task_ids(pid, proc)
+    if tids is None:
         return None
+    ticks, found = 0, False
     for tid in tids:
         with contextlib.suppress(OSError, IndexError, ValueError):
-            if not (proc / str(pid) / "task" / tid / "comm").read_text().startswith(JIT_THREAD_PREFIXES):
+            task = proc / str(pid) / "task" / tid
+            if not (task / "comm").read_text().startswith(JIT_THREAD_PREFIXES):
                 continue
-            fields = (proc / str(pid) / "task" / tid / "stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            fields = _stat_fields(task / "stat")
+            ticks += int(fields[11]) + int(fields[12])
             found = True
-    return total if found else None
+    return ticks / CLK_TCK if found else None
 
 
 def switches_between(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]]) -> dict:

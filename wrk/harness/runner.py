@@ -271,9 +271,10 @@ def bench_url(name: str, url: str, settings: Settings, progress: Progress) -> St
 def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
     with_floor = bool(settings.stacks) and settings.floor and settings.target == "local"
+    stacks = [Stack.load(s) for s in settings.stacks]
+    jvm = sum(st.uses_java for st in stacks)
     if settings.estimate:
-        jvm = sum(Stack.load(s).uses_java for s in settings.stacks)
-        print("\n".join(estimate_lines(settings, len(settings.stacks), len(settings.urls), with_floor, jvm)))
+        print("\n".join(estimate_lines(settings, len(stacks), len(settings.urls), with_floor, jvm)))
         return 0
     for tool in ("wrk", "openssl"):
         if not shutil.which(tool):
@@ -293,9 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         # server's cgroup cpuset moves it to its own when it joins.
         server_cpu = int(resolve_cpuset(settings.limits.cpuset))
         os.sched_setaffinity(0, {c for c in os.sched_getaffinity(0) if c != server_cpu})
-    stacks = [Stack.load(s) for s in settings.stacks]
-    progress = Progress(estimated_seconds(settings, len(stacks), len(settings.urls), with_floor,
-                                          sum(st.uses_java for st in stacks)))
+    progress = Progress(estimated_seconds(settings, len(stacks), len(settings.urls), with_floor, jvm))
     env = environment(settings, stacks)
 
     progress.say("ceiling", f"openssl speed {OPENSSL_SPEED[settings.key_type][0]}")

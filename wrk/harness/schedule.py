@@ -160,6 +160,11 @@ def warmed_up(values: list[float | None], k: int, within: float = STABLE_WITHIN,
     return agree(statistics.median(values[-k:]), statistics.median(values[-2 * k:-k]), within)
 
 
+def _jit_shares(windows: list[dict]) -> list[float | None] | None:
+    """Each window's JIT share, or None when the server has no JIT compiler threads (not a JVM)."""
+    return [w.get("jit_share") for w in windows] if any("jit_share" in w for w in windows) else None
+
+
 def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: int | None = None,
             cap: int | None = None, phase: str | None = None) -> WarmUp:
     """wrk at `c` in windows until the server's CPU per request (requests/s where the server's CPU cannot be read)
@@ -179,11 +184,10 @@ def warm_up(live: Live, settings: Settings, c: int, progress: Progress, window: 
             break
         windows.append({"rps": run["rps"], key: run.get(key), "errors": run["errors"]}
                        | ({"jit_share": run["jit_share"]} if "jit_share" in run else {}))
-        jit = [w.get("jit_share") for w in windows] if any("jit_share" in w for w in windows) else None
-        if warmed_up([w[key] for w in windows], k, jit_shares=jit):
+        if warmed_up([w[key] for w in windows], k, jit_shares=_jit_shares(windows)):
             stable = True
             break
-    jvm = any("jit_share" in w for w in windows)
+    jvm = _jit_shares(windows) is not None
     rule = {"metric": key, "window_s": window, "k": k, "within": STABLE_WITHIN, "min_windows": 2 * k, "cap_s": cap}
     if jvm:
         rule["jit_quiet"] = JIT_QUIET
