@@ -29,7 +29,7 @@ final class Api(draining: Draining, trustedProxies: TrustedProxies = TrustedProx
   val routes: Routes[Env, Nothing] =
     val served = Routes.fromIterable(
       Route.route(Method.POST / "token")(handler((req: Request) => tokenEndpoint(req))) ::
-        Route.route(Method.POST / "revoke")(handler((req: Request) => exactly("/revoke", req)(revoke(req)))) ::
+        Route.route(Method.POST / "revoke")(handler((req: Request) => exactly("/revoke", req)(onJdbcThread(revoke(req))))) ::
         readOnly(_ / "health", "/health")(health) :::
         readOnly(_ / "health" / "live", "/health/live")(ZIO.succeed(healthUp)) :::
         readOnly(_ / ".well-known" / "jwks.json", "/.well-known/jwks.json")(jwks) :::
@@ -70,7 +70,17 @@ final class Api(draining: Draining, trustedProxies: TrustedProxies = TrustedProx
   /** `POST /token` counted and timed for the metrics (a `/token/` is the fallback's 404, not counted). */
   private def tokenEndpoint(req: Request): URIO[Env, Response] =
     if req.path.encode != "/token" then fallback(req)
-    else exactly("/token", req, counted = true)(token(req)) @@ Metrics.tokenRequestDuration
+    else exactly("/token", req, counted = true)(onJdbcThread(token(req))) @@ Metrics.tokenRequestDuration
+
+  /**
+   * Runs a `POST` endpoint's work, from reading its body to its answer, on `Database`'s executor: the server starts
+   * each request on Netty's event loop (`Main.serverConfig`), and the grant that follows the body would lock itself to
+   * that executor anyway (`TokenService`). Shifting before the body, not after it, is one hand-off from the event loop
+   * to a JDBC thread instead of two (event loop → ZIO's default executor → JDBC thread); the body's bytes come by
+   * callback, so a slow body waits as a suspended fiber, not on a thread.
+   */
+  private def onJdbcThread[R, E, A](work: ZIO[R, E, A]): ZIO[R & JdbcExecutor, E, A] =
+    ZIO.serviceWithZIO[JdbcExecutor](jdbc => work.onExecutor(jdbc.executor))
 
   private def token(req: Request): ZIO[TokenService, ApiError, Response] =
     for
@@ -171,7 +181,7 @@ final class Api(draining: Draining, trustedProxies: TrustedProxies = TrustedProx
       withLength.copy(body = Body.empty)
 
 object Api:
-  type Env = TokenService & DatabaseHealth & KeyRing
+  type Env = TokenService & DatabaseHealth & KeyRing & JdbcExecutor
 
   /**
    * The client address of a request (contract §8, the core's `ClientAddress`): the socket's peer (zio-http's

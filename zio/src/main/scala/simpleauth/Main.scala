@@ -58,6 +58,10 @@ object Main extends ZIOAppDefault:
       .gracefulShutdownTimeout(10.seconds)
       .idleTimeout(60.seconds)
       .logWarningOnFatalError(false)
+      // A request's handler starts on the event loop that read it, not forked to ZIO's default executor: what comes
+      // before its first asynchronous step is routing and header checks, and a POST then shifts to a JDBC thread
+      // (Api.onJdbcThread). No handler blocks before such a step: JDBC and argon2id run on executors of their own.
+      .avoidContextSwitching(true)
 
   /** Netty defaults, except a short event-loop quiet period at shutdown: in-flight requests are drained before. */
   val nettyConfig: NettyConfig = NettyConfig.defaultWithFastShutdown

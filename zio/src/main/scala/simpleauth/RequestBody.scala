@@ -48,10 +48,15 @@ object RequestBody:
 
   /**
    * Reads the body, failing with 413 once it exceeds `max` bytes (announced or chunked). An oversized body is still
-   * drained up to `DrainCap` so the answer reaches the client and the connection stays usable.
+   * drained up to `DrainCap` so the answer reaches the client and the connection stays usable. A chunked body is
+   * streamed and counted as it comes; one with an announced length within `max` is read whole.
    */
   def read(req: Request, max: Int = TokenRequest.MaxBodyBytes): IO[ApiError, Array[Byte]] =
     if announcedLength(req).exists(_ > max) then drain(req).flatMap(d => ZIO.fail(ApiError.PayloadTooLarge(d)))
+    else if announcedLength(req).isDefined && req.rawHeader("transfer-encoding").isEmpty then
+      // Netty's decoder hands over exactly the announced bytes, at most `max`: read whole, by one callback when the
+      // last of them has come, without the queue, stream and scope of `asStream`.
+      req.body.asArray.mapError(_ => ApiError.InvalidRequest("could not read the request body"))
     else
       req.body.asStream.chunks
         .runFoldWhile((Chunk.empty[Byte], 0L))(_._2 <= DrainCap) { case ((acc, n), c) =>

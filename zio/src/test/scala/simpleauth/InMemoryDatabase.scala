@@ -7,7 +7,8 @@ import zio.*
 
 /**
  * The service's tables in memory, with the meaning of §7's statements: `users`, `login_failures`, `sessions` and
- * `refresh_tokens`. `down` simulates an unreachable database; `queries` counts the statements asked.
+ * `refresh_tokens`. `down` simulates an unreachable database; `queries` counts the statements asked, `askedOn` keeps
+ * the names of the threads that asked them.
  */
 final case class InMemoryDatabase(
     userTable: Ref[Map[String, User]],
@@ -17,6 +18,7 @@ final case class InMemoryDatabase(
     tokens: Ref[Map[String, InMemoryDatabase.Token]],
     queries: Ref[Int],
     releases: Ref[List[String]],
+    askedOn: Ref[Set[String]],
     maxFailures: Int,
     windowSeconds: Int,
     refreshTtlSeconds: Int,
@@ -30,7 +32,7 @@ final case class InMemoryDatabase(
   private def ask[A](f: Instant => UIO[A]): IO[DatabaseUnavailable, A] =
     down.get.flatMap(d =>
       if d then ZIO.fail(DatabaseUnavailable(new java.sql.SQLTransientConnectionException("down")))
-      else queries.update(_ + 1) *> Clock.instant.flatMap(f)
+      else queries.update(_ + 1) *> askedOn.update(_ + Thread.currentThread.getName) *> Clock.instant.flatMap(f)
     )
 
   private def inWindow(start: Instant, now: Instant) = start.isAfter(now.minusSeconds(windowSeconds))
@@ -156,7 +158,8 @@ object InMemoryDatabase:
       tokens   <- Ref.make(Map.empty[String, Token])
       queries  <- Ref.make(0)
       releases <- Ref.make(List.empty[String])
-    yield InMemoryDatabase(users, down, failures, sessions, tokens, queries, releases, maxFailures, windowSeconds, refreshTtlSeconds,
+      askedOn  <- Ref.make(Set.empty[String])
+    yield InMemoryDatabase(users, down, failures, sessions, tokens, queries, releases, askedOn, maxFailures, windowSeconds, refreshTtlSeconds,
       maxLifetimeSeconds)
 
   def layer(maxFailures: Int = 1000, windowSeconds: Int = 300, maxLifetimeSeconds: Int = 7776000): ULayer[InMemoryDatabase] =

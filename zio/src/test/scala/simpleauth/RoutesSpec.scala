@@ -226,6 +226,22 @@ object RoutesSpec extends ZIOSpecDefault:
         isError(grant, 400, "invalid_request")
       )
     },
+    test("the grants' and revocation's statements run on JDBC threads, not on the event loop that starts each request") {
+      def str(r: Reply, k: String) = r.json.asObject.flatMap(_.get(k)).collect { case Json.Str(s) => s }.getOrElse("")
+      for
+        db      <- ZIO.service[InMemoryDatabase]
+        _       <- db.askedOn.set(Set.empty)
+        login   <- postJson("""{"username":"john@example.com","password":"TopSecret0!"}""")
+        wrong   <- postForm("grant_type=password&username=john%40example.com&password=nope")
+        refresh <- postJson(s"""{"grant_type":"refresh_token","refresh_token":"${str(login, "refresh_token")}"}""")
+        revoke  <- send("POST", "/revoke", Some(s"""{"token":"${str(refresh, "refresh_token")}"}"""), Some("application/json"))
+        threads <- db.askedOn.get
+      yield assertTrue(
+        login.status == 200, wrong.status == 400, refresh.status == 200, revoke.status == 200,
+        threads.nonEmpty,
+        threads.forall(_.startsWith("simple-auth-jdbc-"))
+      )
+    },
     test("/revoke: 200, empty body, no-store for any token; the session ends; 400 / 415 / 405 as /token") {
       def str(r: Reply, k: String) = r.json.asObject.flatMap(_.get(k)).collect { case Json.Str(s) => s }.getOrElse("")
       def revokeJson(body: String) = send("POST", "/revoke", Some(body), Some("application/json"))
