@@ -28,8 +28,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * suite's slow-body test). Here the request goes
  * asynchronous (Servlet non-blocking IO): a {@link ReadListener} takes what has arrived each time Tomcat's poller sees
  * more, on a thread only for that moment, and once the body is complete the request is dispatched again, its input
- * stream replaced by the bytes read. When the body is there with the headers, as nearly always, this all happens on
- * the thread that took the request, with no wait.
+ * stream replaced by the bytes read. A body with an announced length that is already in Tomcat's buffers when the
+ * request comes, as nearly always, is read at once instead ({@link #readBuffered}: only what {@code available()} says
+ * can be read without blocking), and the request goes on without the asynchronous cycle.
  * <p>
  * The body is read up to one byte past {@link TokenController#MAX_BODY_BYTES}, so that the controller still answers
  * an oversized chunked body 413; a larger announced length is not read at all (the controller answers 413 at once). A
@@ -66,12 +67,34 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 			chain.doFilter(request, response); // nothing to wait for, or answered 413 without reading
 			return;
 		}
+		ServletInputStream in = request.getInputStream();
+		byte[] body = new byte[announced > 0 ? (int) announced : 1024];
+		int length = announced > 0 ? readBuffered(in, body) : 0;
+		if (length == announced) {
+			chain.doFilter(new BufferedRequest(request, body, length), response);
+			return;
+		}
 		BufferedRequest buffered = new BufferedRequest(request);
 		AsyncContext async = request.startAsync(buffered, response);
 		async.setTimeout(this.timeoutMs);
 		async.addListener(buffered);
-		ServletInputStream in = request.getInputStream();
-		in.setReadListener(new Reader(in, buffered, async));
+		in.setReadListener(new Reader(in, buffered, async, body, length));
+	}
+
+	/**
+	 * Reads into {@code body} what has already arrived of the request's body, up to its length, and never waits: a read
+	 * is made only while {@code available()} says bytes can be read without blocking. The count read.
+	 */
+	static int readBuffered(ServletInputStream in, byte[] body) throws IOException {
+		int length = 0;
+		while (length < body.length && in.available() > 0) {
+			int n = in.read(body, length, body.length - length);
+			if (n < 0) {
+				break;
+			}
+			length += n;
+		}
+		return length;
 	}
 
 	/** Takes the body as it arrives; dispatches once it is complete, too large, or cannot be read. */
@@ -83,14 +106,17 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 
 		private final AsyncContext async;
 
-		private byte[] body = new byte[1024];
+		private byte[] body;
 
 		private int length;
 
-		Reader(ServletInputStream in, BufferedRequest request, AsyncContext async) {
+		/** Goes on from the first {@code length} bytes of {@code body}, read before the request went asynchronous. */
+		Reader(ServletInputStream in, BufferedRequest request, AsyncContext async, byte[] body, int length) {
 			this.in = in;
 			this.request = request;
 			this.async = async;
+			this.body = body;
+			this.length = length;
 		}
 
 		@Override
@@ -136,6 +162,13 @@ public class BodyBufferingFilter extends OncePerRequestFilter {
 
 		BufferedRequest(HttpServletRequest request) {
 			super(request);
+		}
+
+		/** A request whose body was read whole before it was handed on: nothing to dispatch. */
+		BufferedRequest(HttpServletRequest request, byte[] body, int length) {
+			super(request);
+			this.body = new BodyStream(body, length);
+			this.dispatched = true;
 		}
 
 		/** Dispatches with the body's first {@code length} bytes, once: the first of complete, fail and the timeout wins. */
