@@ -10,7 +10,6 @@ after the measured run and summed by pool: the thread's name with its numbers re
 names from `jcmd Thread.print`, /proc keeping only 15 characters). Printed per login, with the process's CPU per
 login over the same run.
 """
-import collections
 import re
 import subprocess
 import sys
@@ -40,11 +39,6 @@ def comm_names(pid: int) -> dict[int, str]:
     return out
 
 
-def cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 def measure(stack: Stack, db: str, rate: float, seconds: int, warmup: int, key: str, oha: str, bodies: Path) -> None:
     port = stackctl.free_port()
     env = stack.contract_env(db, port, key, **stackctl.BENCH_ENV)
@@ -59,21 +53,20 @@ def measure(stack: Stack, db: str, rate: float, seconds: int, warmup: int, key: 
         names = comm_names(proc.pid)
         if stack.uses_java:
             names.update(java_thread_names(proc.pid))
-        before, ticks0 = probes.thread_switches(proc.pid), cpu_ticks(proc.pid)
+        before, cpu0 = probes.thread_switches(proc.pid), probes.proc_cpu_seconds(proc.pid)
         run = run_oha(url, rate, seconds, 64, bodies, 0.0, oha)
-        after, ticks1 = probes.thread_switches(proc.pid), cpu_ticks(proc.pid)
+        after, cpu1 = probes.thread_switches(proc.pid), probes.proc_cpu_seconds(proc.pid)
         names.update({t: n for t, n in comm_names(proc.pid).items() if t not in names})
         logins = run["achieved_rps"] * seconds
-        pools: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
-        for tid, (vol, non) in after.items():
-            vol0, non0 = before.get(tid, (0, 0))
-            pool = pools[re.sub(r"\d+", "N", names.get(tid, "?"))]
-            pool[0] += vol - vol0
-            pool[1] += non - non0
-            pool[2] += 1
+        pool_of = {tid: re.sub(r"\d+", "N", names.get(tid, "?")) for tid in set(before) | set(after)}
+        pools = {}
+        for pool in set(pool_of.values()):
+            counts = probes.switches_between({t: c for t, c in before.items() if pool_of[t] == pool},
+                                             {t: c for t, c in after.items() if pool_of[t] == pool})
+            pools[pool] = (counts["voluntary"], counts["nonvoluntary"], counts["threads_end"])
         total = sum(v + n for v, n, _ in pools.values())
         print(f"== {stack.name}: {run['achieved_rps']:.0f} logins/s, {run['errors']} errors, "
-              f"CPU {(ticks1 - ticks0) / probes.CLK_TCK * 1000 / logins:.3f} ms/login, switches/login {total / logins:.2f}")
+              f"CPU {(cpu1 - cpu0) * 1000 / logins:.3f} ms/login, switches/login {total / logins:.2f}")
         for pool, (vol, non, threads) in sorted(pools.items(), key=lambda kv: -(kv[1][0] + kv[1][1])):
             if vol + non:
                 print(f"   {pool:48s} x{threads:<3d} voluntary {vol / logins:6.2f}  nonvoluntary {non / logins:6.2f}")

@@ -52,21 +52,24 @@ object RequestBody:
    * streamed and counted as it comes; one with an announced length within `max` is read whole.
    */
   def read(req: Request, max: Int = TokenRequest.MaxBodyBytes): IO[ApiError, Array[Byte]] =
-    if announcedLength(req).exists(_ > max) then drain(req).flatMap(d => ZIO.fail(ApiError.PayloadTooLarge(d)))
-    else if announcedLength(req).isDefined && req.rawHeader("transfer-encoding").isEmpty then
-      // Netty's decoder hands over exactly the announced bytes, at most `max`: read whole, by one callback when the
-      // last of them has come, without the queue, stream and scope of `asStream`.
-      req.body.asArray.mapError(_ => ApiError.InvalidRequest("could not read the request body"))
-    else
-      req.body.asStream.chunks
-        .runFoldWhile((Chunk.empty[Byte], 0L))(_._2 <= DrainCap) { case ((acc, n), c) =>
-          val total = n + c.length
-          (if total <= max then acc ++ c else Chunk.empty, total)
-        }
-        .mapError(_ => ApiError.InvalidRequest("could not read the request body"))
-        .flatMap { case (acc, n) =>
-          if n > max then ZIO.fail(ApiError.PayloadTooLarge(n <= DrainCap)) else ZIO.succeed(acc.toArray)
-        }
+    announcedLength(req) match
+      case Some(n) if n > max => drain(req).flatMap(d => ZIO.fail(ApiError.PayloadTooLarge(d)))
+      case Some(_) if req.rawHeader("transfer-encoding").isEmpty =>
+        // Netty's decoder hands over exactly the announced bytes, at most `max`: read whole, by one callback when the
+        // last of them has come, without the queue, stream and scope of `asStream`.
+        req.body.asArray.mapError(_ => Unreadable)
+      case _ =>
+        req.body.asStream.chunks
+          .runFoldWhile((Chunk.empty[Byte], 0L))(_._2 <= DrainCap) { case ((acc, n), c) =>
+            val total = n + c.length
+            (if total <= max then acc ++ c else Chunk.empty, total)
+          }
+          .mapError(_ => Unreadable)
+          .flatMap { case (acc, n) =>
+            if n > max then ZIO.fail(ApiError.PayloadTooLarge(n <= DrainCap)) else ZIO.succeed(acc.toArray)
+          }
+
+  private val Unreadable = ApiError.InvalidRequest("could not read the request body")
 
   /**
    * Discards whatever body remains (up to `DrainCap`, for at most `DrainTimeout`) so the connection can be reused;
