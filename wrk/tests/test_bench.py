@@ -1190,3 +1190,43 @@ def test_a_failed_conformance_gate_names_the_test_and_its_assertion_and_keeps_th
                         lambda *a, **kw: subprocess.CompletedProcess(a[0], 0, "5 passed\n", ""))
     assert verification.conformance_gate("akka", "rsa-2048", tmp_path / "other.log") is None
     assert not (tmp_path / "other.log").exists()
+
+
+class _BuildRecorder:
+    """A stack for prepare_stack that records how it was asked to build, then stops the preparation at its
+    environment (what follows the build needs a real stack)."""
+    name = "fake"
+    manifest: dict = {}
+
+    class Stop(Exception):
+        pass
+
+    def __init__(self, artifact: Path):
+        self.artifact = artifact
+        self.calls: list[str] = []
+
+    def build(self) -> float:
+        self.calls.append("build")
+        return 12.0
+
+    def ensure_built(self) -> None:
+        self.calls.append("ensure_built")
+
+    def contract_env(self, *args, **kw):
+        raise self.Stop()
+
+
+@pytest.mark.parametrize("argv, calls", [
+    ([], ["build"]),                    # a real run times a full build: the build column
+    (["--smoke"], ["ensure_built"]),    # the smoke run builds only what is missing or stale
+    (["--no-build"], []),
+    (["--smoke", "--no-build"], []),
+])
+def test_the_smoke_run_builds_only_what_is_stale_and_a_real_run_times_its_build(tmp_path, argv, calls):
+    artifact = tmp_path / "artifact"
+    artifact.write_bytes(b"x" * 10)
+    stack = _BuildRecorder(artifact)
+    settings = cli.parse_args(["--stacks", "actix", "--skip-conformance", *argv])
+    with pytest.raises(_BuildRecorder.Stop):
+        runner.prepare_stack(stack, settings, "postgres://unused", None, cli.Progress(60), tmp_path)
+    assert stack.calls == calls
