@@ -48,25 +48,25 @@ deps:
 # (a failed build is reported by the suites, which build what is still missing).
 test: deps venv tools-test
 	@failed=""; \
-	echo "=== build: $(ONLY)"; \
+	echo "=== $$(date +%T) build: $(ONLY)"; \
 	$(PY) wrk/stackctl.py build $(ONLY) || true; \
-	echo "=== unit tests: $(ONLY)"; \
+	echo "=== $$(date +%T) unit tests: $(ONLY)"; \
 	unit_failed=$$(mktemp); \
 	$(PY) wrk/stackctl.py test --failed-to $$unit_failed $(ONLY) || true; \
 	for s in $$(cat $$unit_failed); do failed="$$failed $$s(unit)"; done; \
 	rm -f $$unit_failed; \
 	for s in $(ONLY); do \
-	  echo "=== $$s: conformance"; \
+	  echo "=== $$(date +%T) $$s: conformance"; \
 	  $(PY) -m pytest spec/conformance --stack $$s || failed="$$failed $$s(conformance)"; \
 	  for m in require verify-full; do \
-	    echo "=== $$s: conformance against a TLS-only PostgreSQL, sslmode=$$m (the tls_core subset)"; \
+	    echo "=== $$(date +%T) $$s: conformance against a TLS-only PostgreSQL, sslmode=$$m (the tls_core subset)"; \
 	    $(PY) -m pytest spec/conformance --stack $$s --db-tls $$m -m tls_core || failed="$$failed $$s(conformance-tls-$$m)"; \
 	  done; \
 	  for k in p-256 ed25519; do \
-	    echo "=== $$s: conformance signing with the $$k dev key (the signing subset)"; \
+	    echo "=== $$(date +%T) $$s: conformance signing with the $$k dev key (the signing subset)"; \
 	    $(PY) -m pytest spec/conformance --stack $$s --key-type $$k -m signing || failed="$$failed $$s(conformance-$$k)"; \
 	  done; \
-	  echo "=== $$s: faults"; \
+	  echo "=== $$(date +%T) $$s: faults"; \
 	  $(PY) -m pytest spec/faults --stack $$s || failed="$$failed $$s(faults)"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
