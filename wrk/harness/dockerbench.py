@@ -11,7 +11,7 @@ from stackctl import Stack, ToolError
 from harness.cli import Progress
 from harness.probes import Sampler
 from harness.records import Settings, StackResult
-from harness.schedule import Live, load_run, sweep
+from harness.schedule import Live, build_for_run, load_run, sweep
 from harness.verification import verify_service
 
 
@@ -53,9 +53,7 @@ def bench_docker(stacks: list[Stack], settings: Settings, progress: Progress, wo
             results.append(result)
             url = f"http://127.0.0.1:{containers.PORTS[stack.name]}"
             try:
-                if settings.build:
-                    progress.say(stack.name, "release build")
-                    result.build_s = round(stack.build(), 1)
+                build_for_run(stack, settings, progress, result)
                 result.artifact_bytes = stack.artifact.stat().st_size
                 progress.say(stack.name, "image build")
                 result.image_build_s = containers.build_images([stack.name], env, build_artifacts=False)[stack.name]

@@ -32,7 +32,7 @@ from harness.probes import (Sampler, attribute_gc_pauses, gc_pauses, postgres_pi
                             system_cpu, time_to_first_token)
 from harness.records import FlyResult, Settings, StackResult
 from harness.reports import write_charts, write_markdown
-from harness.schedule import Live, fly_burst, load_run, open_loop, sweep
+from harness.schedule import Live, build_for_run, fly_burst, load_run, open_loop, sweep
 from harness.summary import summarize
 from harness.verification import conformance_gate, verify_basic, verify_service
 
@@ -77,15 +77,8 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
     result = StackResult(stack.name, stack.manifest.get("description", ""), "floor" if calibration else "local")
     live = Live(stack.name, "", result, stack=stack, calibration=calibration)
     try:
-        if settings.build and settings.smoke:
-            # The smoke run proves the pipeline, not the build time: it builds only what is missing or stale (CI has
-            # just built the same commit), and its build column stays empty.
-            progress.say(stack.name, "build if stale")
-            stack.ensure_built()
-        elif settings.build:
-            progress.say(stack.name, "release build")
-            result.build_s = round(stack.build(), 1)
-        elif not stack.artifact.exists():
+        build_for_run(stack, settings, progress, result)
+        if not settings.build and not stack.artifact.exists():
             raise ToolError(f"{stack.artifact} does not exist (run without --no-build)")
         result.artifact_bytes = stack.artifact.stat().st_size
         if settings.conformance and not calibration:

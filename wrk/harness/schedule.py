@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from stackctl import ToolError
+from stackctl import Stack, ToolError
 
 from harness.cgroups import Cgroup
 from harness.cli import Progress
@@ -22,6 +22,20 @@ from harness.probes import (Sampler, account, jit_cpu_seconds, proc_cpu_seconds,
                             tree_cpu_seconds)
 from harness.records import (CAPACITY_P99_MS, JIT_QUIET, SAME_POINT_WITHIN, STABLE_WITHIN, FlyResult, RateSpec, Settings,
                              Snapshot, StackResult, WarmUp)
+
+
+def build_for_run(stack: Stack, settings: Settings, progress: Progress, result: StackResult) -> None:
+    """The run's build of a stack. A real run times a full build (the build column). The smoke run proves the
+    pipeline, not the build time: it builds only what is missing or stale (CI has just built the same commit) and
+    leaves the column empty. With --no-build, nothing."""
+    if not settings.build:
+        return
+    if settings.smoke:
+        progress.say(stack.name, "build if stale")
+        stack.ensure_built()
+    else:
+        progress.say(stack.name, "release build")
+        result.build_s = round(stack.build(), 1)
 
 
 def open_loop_rates(max_rps: dict[str, float], shared: tuple[float, ...], own: tuple[float, ...],
