@@ -709,15 +709,48 @@ def merged_commands(stacks: list[Stack], key: str) -> list[tuple[list[Stack], li
     return out
 
 
+def cargo_packages(cmd: list[str]) -> list[str]:
+    """The packages a `cargo test` command names (`-p NAME`), or [] for any other command."""
+    if len(cmd) < 2 or Path(cmd[0]).name != "cargo" or cmd[1] != "test":
+        return []
+    return [cmd[i + 1] for i, a in enumerate(cmd[:-1]) if a in ("-p", "--package")]
+
+
+def without_packages(cmd: list[str], done: set[str]) -> list[str]:
+    """A `cargo test` command without the `-p NAME` of packages in `done`."""
+    out, skip = [], False
+    for i, a in enumerate(cmd):
+        if skip:
+            skip = False
+        elif a in ("-p", "--package") and i + 1 < len(cmd) and cmd[i + 1] in done:
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
 def unit_test_all(stacks: list[Stack]) -> list[str]:
     """Every stack's unit tests, one sbt start for all the Scala stacks (merged_commands); when a merged run fails,
-    each of its stacks runs alone, so that the failure is told to its stack and the others are still tested. Returns
-    the names of the stacks whose tests failed."""
+    each of its stacks runs alone, so that the failure is told to its stack and the others are still tested. A cargo
+    package that a stack's `cargo test` names (the Rust stacks' shared simple-auth-core) runs once, with the first
+    stack that names it: its test binary is the longest compile of each run, and another stack's run would build and
+    run the same tests again under that stack's features. Returns the names of the stacks whose tests failed."""
     failed = []
+    cargo_tested: set[str] = set()
     for members, cmd in merged_commands(stacks, "test"):
         if len(members) == 1:
-            if members[0].unit_test() != 0:
-                failed.append(members[0].name)
+            st = members[0]
+            packages = cargo_packages(cmd)
+            if packages:
+                mine = [p for p in packages if p not in cargo_tested]
+                run_cmd = without_packages(cmd, cargo_tested)
+                cargo_tested.update(mine)
+                above = [p for p in packages if p not in mine]
+                log(f"unit tests of {st.name}: {' '.join(run_cmd)}" + (f" ({', '.join(above)} tested above)" if above else ""))
+                if subprocess.run(run_cmd, cwd=st.dir, env=st.env()).returncode != 0:
+                    failed.append(st.name)
+            elif st.unit_test() != 0:
+                failed.append(st.name)
             continue
         names = ", ".join(st.name for st in members)
         log(f"unit tests of {names} in one start: {' '.join(cmd)}")

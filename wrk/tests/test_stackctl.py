@@ -409,3 +409,36 @@ def test_services_start_with_sighup_and_sigint_at_their_defaults_under_nohup():
     mask, out = ignored_in_child("with-stackctl")
     assert not mask & hup and not mask & intr, f"SigIgn {mask:#x}"
     assert "parent HUP ignored: True" in out
+
+
+def _cargo_stacks(tmp_path: Path, fail_package: str = "") -> list[stackctl.Stack]:
+    """Two stacks whose tests run one fake cargo (it records each run's arguments, and fails a run that names
+    fail_package), each naming its own package and the shared core."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    cargo = bindir / "cargo"
+    cargo.write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path / 'runs'}\n"
+                     + (f"case \" $* \" in *\" {fail_package} \"*) exit 1;; esac\n" if fail_package else "") + "exit 0\n")
+    cargo.chmod(0o755)
+    stacks = []
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        manifest = {"build": ["true"], "run": ["true"], "artifact": "x",
+                    "test": [str(cargo), "test", "--release", "-p", f"app-{name}", "-p", "core"]}
+        stacks.append(stackctl.Stack(name, tmp_path / name, manifest))
+    return stacks
+
+
+def test_a_shared_cargo_package_is_tested_once(tmp_path):
+    one, two = _cargo_stacks(tmp_path)
+    assert stackctl.unit_test_all([one, two]) == []
+    assert (tmp_path / "runs").read_text().splitlines() == [
+        "test --release -p app-one -p core", "test --release -p app-two"]
+    (tmp_path / "runs").unlink()
+    assert stackctl.unit_test_all([two]) == []  # alone, a stack tests the shared package itself
+    assert (tmp_path / "runs").read_text().splitlines() == ["test --release -p app-two -p core"]
+
+
+def test_a_failing_shared_cargo_package_fails_the_stack_that_ran_it(tmp_path):
+    one, two = _cargo_stacks(tmp_path, fail_package="core")
+    assert stackctl.unit_test_all([one, two]) == ["one"]
