@@ -21,10 +21,10 @@ object App {
   private case object SignalReceived extends CoordinatedShutdown.Reason
 
   def main(args: Array[String]): Unit = {
-    val nativeCryptoUnavailable = NativeCrypto.install() // before the key is parsed
     // Validate everything before any thread, pool or actor exists, so a refused
     // start is one line on stderr and a non-zero exit.
     val settings = Settings.fromEnv().fold(refuseToStart, identity)
+    val nativeCryptoUnavailable = NativeCrypto.install() // done by the key loader already: its outcome, for the log
     System.setProperty("LOG_LEVEL", settings.logLevel)
     val metrics = Metrics()
     val tokenSettings = KeySet.TokenSettings.from(settings)

@@ -58,12 +58,14 @@ enum PrivateKeySource {
 /** The key files of the environment, read at start and again on SIGHUP (contract §5, *Key rotation*). */
 final case class KeySources(privateKey: PrivateKeySource, publicKeysFile: Option[String]) {
 
-  /** Reads and checks both, with the start-up rules. */
-  def load(): Either[SettingsError, KeyMaterial] =
+  /** Reads and checks both, with the start-up rules; ACCP installed first ([[NativeCrypto.install]]). */
+  def load(): Either[SettingsError, KeyMaterial] = {
+    NativeCrypto.install()
     for {
       signing   <- loadPrivateKey()
       published <- loadPublicKeys()
     } yield KeyMaterial(signing, published)
+  }
 
   private def loadPrivateKey(): Either[SettingsError, SigningKey] = {
     val pem = privateKey match {

@@ -20,8 +20,13 @@ import scala.util.control.NonFatal
  */
 object NativeCrypto {
 
-  /** Installs ACCP if its native library loads; otherwise returns why not. */
-  def install(): Option[String] =
+  /**
+   * Installs ACCP if its native library loads; otherwise returns why not. Once per process, whoever asks first: the
+   * key loader ([[KeySources.load]]), before it parses a key, or the service's start-up line.
+   */
+  def install(): Option[String] = installed
+
+  private lazy val installed: Option[String] =
     try {
       Option(AmazonCorrettoCryptoProvider.INSTANCE.getLoadingError) match {
         case Some(error) => Some(String.valueOf(error.getMessage))

@@ -122,7 +122,6 @@ object Settings {
       _       <- Either.cond(Set("error", "warn", "info", "debug").contains(level), (),
                    SettingsError(s"LOG_LEVEL must be one of error, warn, info, debug, got '$level'"))
       db      <- parseDatabaseUrl(str("DATABASE_URL", "postgres://auth:auth@127.0.0.1:5432/auth"))
-      keys    <- loadKeys(env)
       issuer  <- checkIssuer(str("JWT_ISSUER", "http://localhost:8080"))
       client  <- checkDefaultClientId(env.get("DEFAULT_CLIENT_ID").filter(_.nonEmpty).getOrElse("public")) // empty = unset
       refresh <- positive("REFRESH_TTL_SECONDS", 2592000)
@@ -139,6 +138,8 @@ object Settings {
       // The default only when unset: computing it touches Argon2Memory (see above), which a refused value must not.
       checks  <- if (str("MAX_PASSWORD_CHECKS", "").isEmpty) Right(LimitSettings.defaultMaxPasswordChecks(checksAtOnce))
                  else positive("MAX_PASSWORD_CHECKS", 1)
+      // Last: loading the keys installs ACCP (its native library and self-tests), the largest part of a refused start.
+      keys    <- loadKeys(env)
     } yield Settings(
       host = str("HOST", "0.0.0.0"),
       port = port.toInt,

@@ -117,9 +117,9 @@ object Main extends ZIOAppDefault:
         stop    <- Promise.make[Nothing, Unit]
         hangups <- Queue.unbounded[Unit]
         _       <- onSignals(stop, hangups)
-        noNativeCrypto <- ZIO.succeed(NativeCrypto.install()) // before the key is parsed
-        _    <- ZIO.foreachDiscard(noNativeCrypto)(why => ZIO.logWarning(s"native crypto provider unavailable, signing with the JDK's providers: $why"))
         cfg  <- loadSettings
+        noNativeCrypto <- ZIO.succeed(NativeCrypto.install()) // done by the key loader already: its outcome, for the log
+        _    <- ZIO.foreachDiscard(noNativeCrypto)(why => ZIO.logWarning(s"native crypto provider unavailable, signing with the JDK's providers: $why"))
         server = (ZLayer.succeed(serverConfig(cfg)) ++ ZLayer.succeed(nettyConfig)) >>>
                    Server.customized.mapError(e => SettingsError(s"cannot listen on ${cfg.host}:${cfg.port}: ${e.getMessage}"))
         _    <- program(cfg, stop, hangups).provideSomeLayer[Api.Env](server).provideLayer(services(cfg))

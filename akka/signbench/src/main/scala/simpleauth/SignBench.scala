@@ -108,9 +108,9 @@ object SignBench {
         System.err.println(usage)
         sys.exit(2)
     }
-    // Exactly the service's start-up: provider first, then settings and key, then the signer.
-    val nativeCryptoUnavailable = NativeCrypto.install()
+    // Exactly the service's start-up: settings and key (the key loader installs the provider first), then the signer.
     val settings = Settings.fromEnv().fold(App.refuseToStart, identity)
+    val nativeCryptoUnavailable = NativeCrypto.install()
     // The service's signer records every pair in its signing histogram; so does this one (same work).
     val signer = KeySet.build(settings.keys, KeySet.TokenSettings.from(settings), Metrics()).fold(App.refuseToStart, identity).signer
     nativeCryptoUnavailable.foreach(why =>

@@ -51,19 +51,22 @@ public class SimpleAuthApplication {
 	}
 
 	/**
-	 * Installs the native crypto provider (if it loads), then binds and validates the environment. An invalid setting
-	 * is one line on stderr and exit 2, not a failure report. Shared with {@code SignBench}, so that it signs with
-	 * exactly the service's settings, key and provider.
+	 * Binds and validates the environment. An invalid setting is one line on stderr and exit 2, not a failure report.
+	 * Shared with {@code SignBench}, so that it signs with exactly the service's settings, key and provider.
 	 */
 	public static Settings settingsOrExit() {
-		// Before the key is parsed. If ACCP cannot be loaded the JDK signs: StartupLog says so in one WARN line (not
-		// here, so that a refused start stays one line on stderr), SignBench in its "provider" field.
-		NativeCrypto.install();
 		return orExit(() -> Settings.fromEnvironment(System.getenv()));
 	}
 
-	/** The keys the settings name (signing key, JWT_PUBLIC_KEYS_FILE), or exit 2 with one line saying why not. */
+	/**
+	 * Installs the native crypto provider (if it loads), then reads the keys the settings name (signing key,
+	 * JWT_PUBLIC_KEYS_FILE), or exits 2 with one line saying why not.
+	 */
 	public static KeySet keysOrExit(Settings settings) {
+		// Before the key is parsed, and after the settings: loading ACCP and its self-tests is most of a refused
+		// start's work otherwise. If ACCP cannot be loaded the JDK signs: StartupLog says so in one WARN line (not
+		// here, so that a refused start stays one line on stderr), SignBench in its "provider" field.
+		NativeCrypto.install();
 		return orExit(() -> KeySet.load(settings));
 	}
 

@@ -62,8 +62,8 @@ object SignBench:
   /** `signer` for the environment `env`. */
   def signerFrom(env: Map[String, String]): IO[SettingsError, (KeyRing, Option[String])] =
     for
+      cfg            <- Main.settingsFrom(env) // the key loader installs the provider first
       noNativeCrypto <- ZIO.succeed(NativeCrypto.install())
-      cfg            <- Main.settingsFrom(env)
       signer         <- ZIO.service[KeyRing].provideLayer(ZLayer.succeed(cfg) >>> KeyRing.live)
     yield (signer, noNativeCrypto)
 
