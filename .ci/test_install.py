@@ -14,7 +14,7 @@ INSTALL = ROOT / ".ci" / "install"
 SCRIPT_TOOLS = ("bash", "sed", "grep", "dirname", "id", "python3", "apt-cache")
 # Each apt package of the list and the command that stands for it.
 PROBES = {"wrk": "wrk", "postgresql-client": "psql", "maven": "mvn", "openssl": "openssl", "cmake": "cmake",
-          "build-essential": "cc", "curl": "curl"}
+          "build-essential": "cc", "curl": "curl", "pkg-config": "pkg-config"}
 
 
 def bin_dir(tmp_path: Path, without: set[str]) -> Path:
@@ -83,6 +83,6 @@ def test_one_list():
         assert "deps" in line.split(":", 1)[1], line
     text = INSTALL.read_text()
     for pkg in ("wrk", "postgresql", "postgresql-client", "maven", "openssl", "cmake", "build-essential", "curl",
-                "python3-venv"):
+                "python3-venv", "pkg-config", "libssl-dev"):
         assert f" {pkg}" in text.split("APT_PACKAGES=(", 1)[1].split(")", 1)[0] or text.split("APT_PACKAGES=(", 1)[1].startswith(pkg)
     assert "install_loadgen()" in text and "wrk/install-loadgen.sh" in text
