@@ -96,7 +96,7 @@ soak: venv
 # The project's own tooling: vectors up to date, runner and spec self-tests.
 tools-test: venv
 	$(PY) spec/gen_vectors.py --check
-	$(PY) -m pytest -q wrk/tests spec/tests fly sql/tests .ci
+	$(PY) -m pytest -q -n auto wrk/tests spec/tests fly sql/tests .ci
 
 build: venv
 	$(PY) wrk/stackctl.py build $(ONLY)
