@@ -442,3 +442,21 @@ def test_a_shared_cargo_package_is_tested_once(tmp_path):
 def test_a_failing_shared_cargo_package_fails_the_stack_that_ran_it(tmp_path):
     one, two = _cargo_stacks(tmp_path, fail_package="core")
     assert stackctl.unit_test_all([one, two]) == ["one"]
+
+
+def test_free_ports_are_distinct_and_below_the_ephemeral_range():
+    lo, _ = stackctl.ephemeral_ports()
+    ports = [stackctl.free_port() for _ in range(300)]
+    assert len(set(ports)) == len(ports)
+    if lo - stackctl.LOWEST_PORT >= 1000:
+        assert all(stackctl.LOWEST_PORT <= p < lo for p in ports), [p for p in ports if p >= lo][:5]
+    avoid = stackctl.free_port()
+    assert all(stackctl.free_port(avoid=avoid) != avoid for _ in range(50))
+
+
+def test_free_port_without_room_below_the_ephemeral_range(monkeypatch, tmp_path):
+    (tmp_path / "range").write_text("1024\t65535\n")
+    assert stackctl.ephemeral_ports(str(tmp_path / "range")) == (1024, 65535)
+    monkeypatch.setattr(stackctl, "ephemeral_ports", lambda: (1024, 65535))
+    ports = [stackctl.free_port() for _ in range(50)]
+    assert len(set(ports)) == len(ports)
