@@ -23,10 +23,10 @@ import http.client
 import json
 import os
 import pwd
+import random
 import re
 import shutil
 import signal
-import random
 import socket
 import subprocess
 import sys
@@ -673,9 +673,11 @@ class Stack:
         elif self.aot_cache is not None and not self.aot_cache_is_current():
             self.train_aot_cache()
 
-    def unit_test(self) -> int:
-        log(f"unit tests of {self.name}: {' '.join(self.manifest['test'])}")
-        return subprocess.run(self.command("test"), cwd=self.dir, env=self.env()).returncode
+    def unit_test(self, cmd: list[str] | None = None, note: str = "") -> int:
+        """Runs the stack's unit tests: its manifest's command, or `cmd` (that command narrowed)."""
+        cmd = cmd or self.command("test")
+        log(f"unit tests of {self.name}: {' '.join(cmd)}{note}")
+        return subprocess.run(cmd, cwd=self.dir, env=self.env()).returncode
 
     def contract_env(self, database_url: str, port: int, key_type: str = DEFAULT_KEY_TYPE, **overrides: str) -> dict:
         """The contract's environment (§5), the same for every stack. METRICS_PORT is a free port of its own (not
@@ -775,15 +777,10 @@ def unit_test_all(stacks: list[Stack]) -> list[str]:
         if len(members) == 1:
             st = members[0]
             packages = cargo_packages(cmd)
-            if packages:
-                mine = [p for p in packages if p not in cargo_tested]
-                run_cmd = without_packages(cmd, cargo_tested)
-                cargo_tested.update(mine)
-                above = [p for p in packages if p not in mine]
-                log(f"unit tests of {st.name}: {' '.join(run_cmd)}" + (f" ({', '.join(above)} tested above)" if above else ""))
-                if subprocess.run(run_cmd, cwd=st.dir, env=st.env()).returncode != 0:
-                    failed.append(st.name)
-            elif st.unit_test() != 0:
+            above = [p for p in packages if p in cargo_tested]
+            cargo_tested.update(packages)
+            note = f" ({', '.join(above)} tested above)" if above else ""
+            if st.unit_test(without_packages(cmd, set(above)), note) != 0:
                 failed.append(st.name)
             continue
         names = ", ".join(st.name for st in members)

@@ -349,3 +349,13 @@ def test_docker_ci_mounts_the_key_readable_key_names():
     script = (ROOT / "wrk" / "docker-ci.sh").read_text()
     assert 'JWT_KEY_PATH="$STATE/jwt-dev-rsa-2048.pem"' in script
     assert 'spec/keys/dev-rsa-2048.pem "$STATE/jwt-dev-rsa-2048.pem"' in script
+
+
+def test_startup_check_measures_only_the_stacks_with_an_aot_cache(capsys):
+    seen = []
+    measure = lambda stacks, env: seen.append(list(stacks)) or []
+    assert containers.startup_checked(["actix", "akka", "axum", "spring"], {}, measure) == []
+    assert seen == [["akka", "spring"]]
+    assert "actix axum: no AOT cache, not checked" in capsys.readouterr().out
+    seen.clear()
+    assert containers.startup_checked(["actix"], {}, measure) == [] and seen == []

@@ -138,7 +138,8 @@ object Settings {
       // The default only when unset: computing it touches Argon2Memory (see above), which a refused value must not.
       checks  <- if (str("MAX_PASSWORD_CHECKS", "").isEmpty) Right(LimitSettings.defaultMaxPasswordChecks(checksAtOnce))
                  else positive("MAX_PASSWORD_CHECKS", 1)
-      // Last: loading the keys installs ACCP (its native library and self-tests), the largest part of a refused start.
+      // Last: loading the keys installs ACCP (its native library and self-tests), which a start refused for another
+      // setting need not pay.
       keys    <- loadKeys(env)
     } yield Settings(
       host = str("HOST", "0.0.0.0"),

@@ -63,9 +63,9 @@ public class SimpleAuthApplication {
 	 * JWT_PUBLIC_KEYS_FILE), or exits 2 with one line saying why not.
 	 */
 	public static KeySet keysOrExit(Settings settings) {
-		// Before the key is parsed, and after the settings: loading ACCP and its self-tests is most of a refused
-		// start's work otherwise. If ACCP cannot be loaded the JDK signs: StartupLog says so in one WARN line (not
-		// here, so that a refused start stays one line on stderr), SignBench in its "provider" field.
+		// Before the key is parsed, and after the settings, so that a start refused for a setting does not load ACCP's
+		// native library and run its self-tests. If ACCP cannot be loaded the JDK signs: StartupLog says so in one WARN
+		// line (not here, so that a refused start stays one line on stderr), SignBench in its "provider" field.
 		NativeCrypto.install();
 		return orExit(() -> KeySet.load(settings));
 	}
