@@ -12,15 +12,23 @@
 #    docker-compose.test.yml on top publishes each METRICS_PORT on 127.0.0.1:9181-9185), the conformance suite
 #    against every container, its metrics port given (--metrics-url: no test skips for want of it, checked); the JVM containers sign with ACCP (no fallback warning in their logs); start-up of
 #    each image with an AOT cache (host network, same database) within 50 % of the local jar, +20 % the target,
-#    compose beside it (interleaved medians); a stack process SIGKILLed from the host
+#    compose beside it (one start each, interleaved; medians of 3 for one over); a stack process SIGKILLed from the host
 #    is restarted by the engine; then a fly-sized (1 CPU, 256 MB) memory check, tear down;
 # 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
 # Exits non-zero if anything failed. Idempotent: stand-in images stay cached; containers, networks and
 # volumes are removed; a dockerd this script started is stopped again (KEEP_DOCKERD=1 keeps it).
+# `bash wrk/docker-ci.sh --prepare` does steps 1 and 2 only (tools, stand-in images) and stops the dockerd it started:
+# CI runs it beside the test suites, so the downloads are done when the Docker run starts.
 # Knobs: STACKS="actix spring" (default: every folder with stack.json and Dockerfile),
 #        SKIP_BUILD=1 (use existing host artifacts), SKIP_BENCH=1, SKIP_STARTUP=1,
 #        SIMPLE_AUTH_STANDINS=0 (pull the pinned base images instead of standing them in).
 set -uo pipefail
+prepare_only=""
+case "${1:-}" in
+  --prepare) prepare_only=1 ;;
+  "") ;;
+  *) echo "docker-ci: unknown option '$1' (--prepare)" >&2; exit 2 ;;
+esac
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 STATE=${SIMPLE_AUTH_DOCKER_STATE:-/var/tmp/simple-auth-docker}
@@ -81,6 +89,10 @@ fi
 # --------------------------------------------------------------------------- 2. base images
 say "stand-in base images (cached after the first run)"
 "$PY" wrk/containers.py standins || die "stand-in images failed"
+if [ -n "$prepare_only" ]; then
+  say "prepared: tools and stand-in images"
+  exit 0
+fi
 
 # --------------------------------------------------------------------------- 3. artifacts and images
 if [ -z "${STACKS:-}" ]; then
@@ -131,10 +143,10 @@ say "ACCP: the JVM containers sign with the native provider (no fallback warning
 "$PY" wrk/containers.py crypto "${built[@]}" || failed+=("crypto-fallback")
 
 if [ -z "${SKIP_STARTUP:-}" ]; then
-  say "start-up of the images with an AOT cache: local, the image on the host network, compose (exec -> /health/live 200, -> first token), interleaved medians of 3"
+  say "start-up of the images with an AOT cache: local, the image on the host network, compose (exec -> /health/live 200, -> first token), one start each, interleaved"
   # A failure: the image must start within 50 % of the local jar, which a lost AOT cache (about 2x) exceeds; the
-  # +20 % target is printed, not failed (timings spread here). A stack over once is measured again and fails
-  # only when over both times (wrk/containers.py startup, startup_checked).
+  # +20 % target is printed, not failed (timings spread here). A stack over once is measured again (medians of 3)
+  # and fails only when over both times (wrk/containers.py startup, startup_checked).
   "$PY" wrk/containers.py startup "${built[@]}" || failed+=("startup")
 fi
 
