@@ -17,17 +17,19 @@
 # 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
 # Exits non-zero if anything failed. Idempotent: stand-in images stay cached; containers, networks and
 # volumes are removed; a dockerd this script started is stopped again (KEEP_DOCKERD=1 keeps it).
-# `bash wrk/docker-ci.sh --prepare` does steps 1 and 2 only (tools, stand-in images) and stops the dockerd it started:
-# CI runs it beside the test suites, so the downloads are done when the Docker run starts.
+# `bash wrk/docker-ci.sh --prepare` does steps 1 and 2 only (tools, stand-in images), `--images` steps 1 to 3 (and the
+# images); either stops the dockerd it started. CI runs them beside other steps, so that the downloads are done and
+# the images are in the build cache when the Docker run starts.
 # Knobs: STACKS="actix spring" (default: every folder with stack.json and Dockerfile),
 #        SKIP_BUILD=1 (use existing host artifacts), SKIP_BENCH=1, SKIP_STARTUP=1,
 #        SIMPLE_AUTH_STANDINS=0 (pull the pinned base images instead of standing them in).
 set -uo pipefail
-prepare_only=""
+only=""   # prepare: steps 1-2; images: steps 1-3
 case "${1:-}" in
-  --prepare) prepare_only=1 ;;
+  --prepare) only=prepare ;;
+  --images) only=images ;;
   "") ;;
-  *) echo "docker-ci: unknown option '$1' (--prepare)" >&2; exit 2 ;;
+  *) echo "docker-ci: unknown option '$1' (--prepare, --images)" >&2; exit 2 ;;
 esac
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
@@ -89,7 +91,7 @@ fi
 # --------------------------------------------------------------------------- 2. base images
 say "stand-in base images (cached after the first run)"
 "$PY" wrk/containers.py standins || die "stand-in images failed"
-if [ -n "$prepare_only" ]; then
+if [ "$only" = prepare ]; then
   say "prepared: tools and stand-in images"
   exit 0
 fi
@@ -112,6 +114,11 @@ for s in $STACKS; do
 done
 [ ${#built[@]} -gt 0 ] || die "no image was built: ${failed[*]}"
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E '^simple-auth-' || true
+if [ "$only" = images ]; then
+  say "images built: ${built[*]}${failed[*]:+; failed: ${failed[*]}}"
+  [ ${#failed[@]} -eq 0 ]
+  exit
+fi
 
 # --------------------------------------------------------------------------- 4. compose up, conformance
 url_of() { "$PY" wrk/containers.py ports | sed -n "s/^$1=//p"; }
