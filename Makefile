@@ -44,15 +44,18 @@ deps:
 	@bash .ci/install --check 2>/dev/null || { [ "$$(id -u)" -eq 0 ] && bash .ci/install; } || { bash .ci/install --check; exit 1; }
 
 # Every stack is tested even if an earlier one fails; the target fails at the end if any did.
-# The builds and the unit tests come first, all stacks in one stackctl call each: the Scala stacks share one sbt start
-# (a failed build is reported by the suites, which build what is still missing).
+# The builds, the tooling tests and the unit tests come first, all stacks in one stackctl call each: the Scala stacks
+# share one sbt start (a failed build is reported by the suites, which build what is still missing). The tooling tests
+# follow the builds because the floor's tests build the floor, which then reuses the Rust stacks' dependencies.
 # The TLS run uses verify-full, the strictest mode; the plain run already logs in through require, prefer and
 # verify-full against a TLS-only cluster of its own (test_against_a_tls_only_database), and make conformance-tls
 # runs the whole suite with both modes.
-test: deps venv tools-test
+test: deps venv
 	@failed=""; \
 	echo "=== $$(date +%T) build: $(ONLY)"; \
 	$(PY) wrk/stackctl.py build $(ONLY) || true; \
+	echo "=== $$(date +%T) tools-test"; \
+	$(MAKE) --no-print-directory tools-test || failed="$$failed tools-test"; \
 	echo "=== $$(date +%T) unit tests: $(ONLY)"; \
 	unit_failed=$$(mktemp); \
 	$(PY) wrk/stackctl.py test --failed-to $$unit_failed $(ONLY) || true; \
