@@ -582,7 +582,8 @@ def startup(stacks: list[str], env: dict, runs: int = 3, tolerance: float = 0.5,
             said = {"ok": "ok", "over target": f"over the +{target:.0%} target (not failed)",
                     "over": f"OVER +{tolerance:.0%}"}[verdict]
             fig = lambda w: f"{w} {med[w][0]:.3f} | {med[w][1]:.3f} s"
-            print(f"{name}: start-up, {'median of ' + str(runs) if runs > 1 else 'one start'} (exec -> /health/live 200 | -> first token): {fig('local')}, "
+            how = f"median of {runs}" if runs > 1 else "one start"
+            print(f"{name}: start-up, {how} (exec -> /health/live 200 | -> first token): {fig('local')}, "
                   f"{fig('image')} (host network, same database), {fig('compose')} (compose: bridge, port forwarding, "
                   f"PostgreSQL container); image/local {ratio['image'][0]:.2f} | {ratio['image'][1]:.2f}, "
                   f"compose/local {ratio['compose'][0]:.2f} | {ratio['compose'][1]:.2f} (CPU to the first token: "
