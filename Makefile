@@ -43,38 +43,10 @@ venv: $(VENV)/.installed
 deps:
 	@bash .ci/install --check 2>/dev/null || { [ "$$(id -u)" -eq 0 ] && bash .ci/install; } || { bash .ci/install --check; exit 1; }
 
-# Every stack is tested even if an earlier one fails; the target fails at the end if any did.
-# The builds, the tooling tests and the unit tests come first, all stacks in one stackctl call each: the Scala stacks
-# share one sbt start (a failed build is reported by the suites, which build what is still missing). The tooling tests
-# follow the builds because the floor's tests build the floor, which then reuses the Rust stacks' dependencies.
-# The TLS run uses verify-full, the strictest mode; the plain run already logs in through require, prefer and
-# verify-full against a TLS-only cluster of its own (test_against_a_tls_only_database), and make conformance-tls
-# runs the whole suite with both modes.
+# Every stack's build, unit tests, conformance and fault suites, and the tooling tests; every stack is tested even if
+# an earlier one fails (the order, and what runs beside what: wrk/test-all.sh).
 test: deps venv
-	@failed=""; \
-	echo "=== $$(date +%T) build: $(ONLY)"; \
-	$(PY) wrk/stackctl.py build $(ONLY) || true; \
-	echo "=== $$(date +%T) tools-test"; \
-	$(MAKE) --no-print-directory tools-test || failed="$$failed tools-test"; \
-	echo "=== $$(date +%T) unit tests: $(ONLY)"; \
-	unit_failed=$$(mktemp); \
-	$(PY) wrk/stackctl.py test --failed-to $$unit_failed $(ONLY) || true; \
-	for s in $$(cat $$unit_failed); do failed="$$failed $$s(unit)"; done; \
-	rm -f $$unit_failed; \
-	for s in $(ONLY); do \
-	  echo "=== $$(date +%T) $$s: conformance"; \
-	  $(PY) -m pytest spec/conformance --stack $$s || failed="$$failed $$s(conformance)"; \
-	  echo "=== $$(date +%T) $$s: conformance against a TLS-only PostgreSQL, sslmode=verify-full (the tls_core subset)"; \
-	  $(PY) -m pytest spec/conformance --stack $$s --db-tls verify-full -m tls_core || failed="$$failed $$s(conformance-tls)"; \
-	  for k in p-256 ed25519; do \
-	    echo "=== $$(date +%T) $$s: conformance signing with the $$k dev key (the signing subset)"; \
-	    $(PY) -m pytest spec/conformance --stack $$s --key-type $$k -m signing || failed="$$failed $$s(conformance-$$k)"; \
-	  done; \
-	  echo "=== $$(date +%T) $$s: faults"; \
-	  $(PY) -m pytest spec/faults --stack $$s || failed="$$failed $$s(faults)"; \
-	done; \
-	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
-	echo "all stacks passed: $(ONLY)"
+	@PY=$(PY) MAKE="$(MAKE)" bash wrk/test-all.sh $(ONLY)
 
 unit: venv
 	$(PY) wrk/stackctl.py test $(ONLY)

@@ -765,12 +765,14 @@ def without_packages(cmd: list[str], done: set[str]) -> list[str]:
     return out
 
 
-def unit_test_all(stacks: list[Stack]) -> list[str]:
+def unit_test_all(stacks: list[Stack], compile_only: bool = False) -> list[str]:
     """Every stack's unit tests, one sbt start for all the Scala stacks (merged_commands); when a merged run fails,
     each of its stacks runs alone, so that the failure is told to its stack and the others are still tested. A cargo
     package that a stack's `cargo test` names (the Rust stacks' shared simple-auth-core) runs once, with the first
     stack that names it: its test binary is the longest compile of each run, and another stack's run would build and
-    run the same tests again under that stack's features. Returns the names of the stacks whose tests failed."""
+    run the same tests again under that stack's features. Returns the names of the stacks whose tests failed.
+    compile_only: only the `cargo test` commands, with --no-run (the same commands, so that the run after it compiles
+    nothing); a stack whose tests build and run in one command is left to its run."""
     failed = []
     cargo_tested: set[str] = set()
     for members, cmd in merged_commands(stacks, "test"):
@@ -780,8 +782,13 @@ def unit_test_all(stacks: list[Stack]) -> list[str]:
             above = [p for p in packages if p in cargo_tested]
             cargo_tested.update(packages)
             note = f" ({', '.join(above)} tested above)" if above else ""
-            if st.unit_test(without_packages(cmd, set(above)), note) != 0:
+            if compile_only and not packages:
+                log(f"unit tests of {st.name}: compiled by their run")
+            elif st.unit_test(without_packages(cmd, set(above)) + (["--no-run"] if compile_only else []), note) != 0:
                 failed.append(st.name)
+            continue
+        if compile_only:
+            log(f"unit tests of {', '.join(st.name for st in members)}: compiled by their run")
             continue
         names = ", ".join(st.name for st in members)
         log(f"unit tests of {names} in one start: {' '.join(cmd)}")
@@ -818,6 +825,12 @@ def build_all(stacks: list[Stack], force: bool = False) -> list[str]:
                 log(str(e))
                 failed.append(st.name)
     return failed
+
+
+def build_floor(force: bool = False) -> list[str]:
+    """Builds the benchmark's floor (wrk/harness/floor.py) unless it is up to date; returns ["floor"] if it failed."""
+    from harness.floor import floor_stack  # the floor's module imports this one
+    return build_all([floor_stack()], force)
 
 
 # --------------------------------------------------------------------------- the one HTTP poller
@@ -977,6 +990,11 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("stacks", nargs="+", metavar="stack")
         p.add_argument("--failed-to", type=Path, help="write the names of the stacks that failed to this file")
     sub.choices["build"].add_argument("--force", action="store_true", help="build even a stack that is up to date")
+    sub.choices["build"].add_argument("--floor", action="store_true",
+                                      help="also build the benchmark's floor (wrk/floor/) after the stacks")
+    sub.choices["test"].add_argument("--compile-only", action="store_true",
+                                     help="only compile the tests that compile apart from their run (cargo test "
+                                          "--no-run), so that a run after it starts at once")
     p = sub.add_parser("run")
     p.add_argument("stack")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
@@ -990,7 +1008,12 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_db(args)
         if args.cmd in ("build", "test"):
             stacks = [Stack.load(name) for name in args.stacks]
-            failed = build_all(stacks, args.force) if args.cmd == "build" else unit_test_all(stacks)
+            if args.cmd == "build":
+                failed = build_all(stacks, args.force)
+                if args.floor:
+                    failed += build_floor(args.force)
+            else:
+                failed = unit_test_all(stacks, args.compile_only)
             if args.failed_to:
                 args.failed_to.write_text("".join(f"{name}\n" for name in failed))
             if failed:

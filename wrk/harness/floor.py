@@ -21,6 +21,7 @@ def floor_stack() -> Stack:
         "run": ["../../target/release/simple-auth-floor"],
         "signbench": ["../../target/release/signbench"],
         "artifact": "../../target/release/simple-auth-floor",
+        "sources": ["src", "Cargo.toml", "../../rust-core", "../../Cargo.toml", "../../Cargo.lock"],
     })
 
 

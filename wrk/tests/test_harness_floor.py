@@ -53,10 +53,11 @@ def _claims(jwt: str) -> tuple[dict, dict]:
 
 @pytest.fixture(scope="module")
 def built_floor() -> Path:
-    """The floor's binary, built by its own build command (the runner's) when it is missing: `make test` runs these
-    tests before any stack is built, and a skip here would leave the built floor untested on a clean clone."""
-    if not BINARY.exists():
-        stack = floor.floor_stack()
+    """The floor's binary, built by its own build command (the runner's) when it is missing or older than its
+    sources: `make tools-test` on a clean clone runs before any build, and a skip here would leave the floor
+    untested."""
+    stack = floor.floor_stack()
+    if stack.needs_build():
         if shutil.which(stack.manifest["build"][0]) is None:
             pytest.skip("cargo not found: the floor cannot be built")
         subprocess.run(stack.manifest["build"], cwd=stack.dir, check=True, stdout=subprocess.DEVNULL)

@@ -439,6 +439,18 @@ def test_a_shared_cargo_package_is_tested_once(tmp_path):
     assert (tmp_path / "runs").read_text().splitlines() == ["test --release -p app-two -p core"]
 
 
+def test_compiling_only_runs_the_same_cargo_commands_with_no_run_and_leaves_the_others_to_their_run(tmp_path):
+    """make test compiles the cargo stacks' tests beside the other suites: the run after it must find the very same
+    commands compiled (--no-run added, nothing else), and an sbt or other start is not made twice."""
+    one, two = _cargo_stacks(tmp_path)
+    (tmp_path / "scala").mkdir()
+    scala_one, other, scala_two = _sbt_stacks(tmp_path / "scala")
+    assert stackctl.unit_test_all([one, two, scala_one, other, scala_two], compile_only=True) == []
+    assert (tmp_path / "runs").read_text().splitlines() == [
+        "test --release -p app-one -p core --no-run", "test --release -p app-two --no-run"]
+    assert not (tmp_path / "scala" / "starts").exists()
+
+
 def test_a_failing_shared_cargo_package_fails_the_stack_that_ran_it(tmp_path):
     one, two = _cargo_stacks(tmp_path, fail_package="core")
     assert stackctl.unit_test_all([one, two]) == ["one"]
