@@ -570,6 +570,28 @@ mod over_the_wire {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_body_too_long_to_read_after_a_refusal_gets_an_answer_that_closes_the_connection() {
+        // 413 by Content-Length for 1 MiB: more than the middleware reads
+        // after an answer, so hyper closes the connection, and the answer
+        // must say so, or the client sends its next request into the close.
+        let port = serve().await;
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+            stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+            let head =
+                "POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n";
+            stream.write_all(head.as_bytes()).expect("head");
+            stream.write_all(&[b' '; 128 * 1024]).expect("the first 128 KiB of the body");
+            read_response(&mut stream)
+        })
+        .await
+        .expect("client thread")
+        .expect("an answer");
+        assert_eq!(answer.status, 413);
+        assert_eq!(answer.header("connection"), Some("close"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_body_still_arriving_after_a_refusal_is_read_so_the_answer_arrives() {
         // Each request's body comes partly after a pause, as through a proxy:
         // the server reads the rest before its answer (hyper alone reads what

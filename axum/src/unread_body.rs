@@ -10,8 +10,11 @@
 //! `Content-Length` or past the limit), and so is a GET sent with a body.
 //! Read to its end, the body leaves the connection open and the answer
 //! arrives. A body of more than `DRAIN_BYTES` past what the handler read, or
-//! slower than `DRAIN_TIME`, is still cut off; a request with
-//! `Expect: 100-continue` is left alone (its client sends the body only
+//! slower than `DRAIN_TIME`, is still cut off, and its answer says
+//! `Connection: close`: hyper closes that connection after the answer, and a
+//! client that was not told so would send its next request on it (through a
+//! proxy, which passes the close on late, that request is lost). A request
+//! with `Expect: 100-continue` is left alone (its client sends the body only
 //! when asked, and reading it would ask).
 
 use std::pin::Pin;
@@ -21,7 +24,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::header;
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use http_body::{Frame, SizeHint};
@@ -39,27 +42,32 @@ pub async fn read_unread_body(req: Request, next: Next) -> Response {
     }
     let (parts, body) = req.into_parts();
     let cell = Arc::new(Mutex::new(body));
-    let response = next.run(Request::from_parts(parts, Body::new(Shared(Arc::clone(&cell))))).await;
+    let mut response = next.run(Request::from_parts(parts, Body::new(Shared(Arc::clone(&cell))))).await;
     // The handler has dropped its request by now; if not (a task of its own
     // still holds it), the body is that task's.
-    if let Ok(cell) = Arc::try_unwrap(cell) {
-        drain(cell.into_inner().unwrap_or_else(PoisonError::into_inner)).await;
+    if let Ok(cell) = Arc::try_unwrap(cell)
+        && !drain(cell.into_inner().unwrap_or_else(PoisonError::into_inner)).await
+    {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     response
 }
 
-/// Reads and drops `body` up to `DRAIN_BYTES` within `DRAIN_TIME`.
-async fn drain(mut body: Body) {
+/// Reads and drops `body` up to `DRAIN_BYTES` within `DRAIN_TIME`; true if it
+/// was read to its end.
+async fn drain(mut body: Body) -> bool {
     let rest = async {
         let mut read = 0;
         while read <= DRAIN_BYTES && !body.is_end_stream() {
             match body.frame().await {
                 Some(Ok(frame)) => read += frame.data_ref().map_or(0, Bytes::len),
-                _ => return,
+                None => return true,
+                Some(Err(_)) => return false,
             }
         }
+        body.is_end_stream()
     };
-    let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
+    tokio::time::timeout(DRAIN_TIME, rest).await.unwrap_or(false)
 }
 
 /// The request's body as the handler sees it: the one in the cell.

@@ -1,8 +1,10 @@
 """POST /token, the error rows of the contract and spec/README.md."""
 from __future__ import annotations
 
+import http.client
 import json
 import socket
+import threading
 from urllib.parse import urlsplit
 
 import pytest
@@ -207,6 +209,45 @@ def test_body_over_8_kib_with_content_length(http, service):
 def test_large_body(http, service):
     body = json.dumps({**JOHN, "padding": "x" * 1_000_000})
     assert_error(post(http, service, body, JSON), 413, "invalid_request")
+
+
+def test_an_answer_before_the_end_of_a_large_body_says_whether_the_connection_goes_on(service):
+    """A 1 MiB body refused by its Content-Length: the server may read it to its end, so that the connection carries
+    the next request, or close the connection after its answer, and then the answer says `Connection: close`.
+    Otherwise a client (or a proxy on the way) sends its next request on a connection that is being closed, and that
+    request is lost."""
+    u = urlsplit(service.base_url)
+    body = b" " * (1 << 20)
+    head = (b"POST /token HTTP/1.1\r\nHost: " + u.netloc.encode() + b"\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    with socket.create_connection((u.hostname, u.port), timeout=10) as s:
+        sent = []
+
+        def send():
+            try:
+                s.sendall(head + body)
+                sent.append(True)
+            except OSError:
+                pass  # the server stopped reading: its answer says what it did with the connection
+
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        first = http.client.HTTPResponse(s)
+        first.begin()
+        assert first.status == 413, first.status
+        first.read()
+        if "close" in (first.getheader("Connection") or "").lower():
+            return
+        sender.join(10)
+        assert sent, "the body could not be sent to its end, and the answer did not say Connection: close"
+        try:
+            s.sendall(b"GET /health/live HTTP/1.1\r\nHost: " + u.netloc.encode() + b"\r\n\r\n")
+            second = http.client.HTTPResponse(s)
+            second.begin()
+        except (OSError, http.client.HTTPException) as e:
+            pytest.fail(f"the answer did not say Connection: close, and the next request on its connection got "
+                        f"no answer: {e!r}")
+        assert second.status == 200
 
 
 def test_chunked_body_over_8_kib(http, service):
