@@ -65,7 +65,12 @@ compile_cargo() {
   "$PY" wrk/stackctl.py test --compile-only "${cargo_stacks[@]}" || true
 }
 
+# The job beside the suites runs in a process group of its own (setsid), so that an interrupted run stops it whole
+# (bash leaves a non-interactive script's background jobs deaf to Ctrl-C).
 beside=""
+stop_beside() { [ -z "$beside" ] || kill -- -"$beside" 2>/dev/null || true; }
+trap stop_beside EXIT
+trap 'exit 130' INT TERM
 if [ ${#other_stacks[@]} -gt 0 ]; then
   section "build: ${other_stacks[*]}"
   "$PY" wrk/stackctl.py build "${other_stacks[@]}" || true
@@ -74,7 +79,8 @@ if [ ${#other_stacks[@]} -gt 0 ]; then
     beside_log=$(mktemp)
     idle=(nice -n 19)
     if command -v chrt >/dev/null && command -v ionice >/dev/null; then idle=(ionice -c 3 chrt --idle 0); fi
-    "${idle[@]}" bash -c "$(declare -f compile_cargo); $(declare -p PY cargo_stacks); compile_cargo" >"$beside_log" 2>&1 &
+    setsid "${idle[@]}" bash -c "$(declare -f compile_cargo); $(declare -p PY cargo_stacks); compile_cargo" \
+      >"$beside_log" 2>&1 &
     beside=$!
   fi
   unit_tests "${other_stacks[@]}"
@@ -85,6 +91,7 @@ if [ ${#cargo_stacks[@]} -gt 0 ]; then
   if [ -n "$beside" ]; then
     section "the cargo builds beside the suites above: waiting for them to end; their output"
     wait "$beside"
+    beside=""
     # Their section-like lines are shown indented, so that a reader (or CI's timeline) does not take them for ours.
     sed 's/^/    /' "$beside_log"
     rm -f "$beside_log"
