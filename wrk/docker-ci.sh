@@ -17,23 +17,22 @@
 # 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
 # Exits non-zero if anything failed. Idempotent: stand-in images stay cached; containers, networks and
 # volumes are removed; a dockerd this script started is stopped again (KEEP_DOCKERD=1 keeps it).
-# `bash wrk/docker-ci.sh --prepare` does steps 1 and 2 only (tools, stand-in images), `--images` steps 1 to 3 (and the
-# images); either stops the dockerd it started. CI runs them beside other steps, so that the downloads are done and
-# the images are in the build cache when the Docker run starts. The run itself splits in two: `--checks` is steps 1
-# to 4 without the start-up timing (nothing in it is timed, so CI runs it beside the benchmark's smoke run), and
-# `--timed` steps 1 to 3, the start-up check (with compose up) and step 5, which want the machine to themselves.
+# `bash wrk/docker-ci.sh --prepare` does steps 1 and 2 only (tools, stand-in images) and stops the dockerd it started;
+# CI runs it beside the tests, so that the downloads are done when the Docker run starts. The run itself splits in
+# two: `--checks` is steps 1 to 4 without the start-up timing (nothing in it is timed, so CI runs it beside the
+# benchmark's smoke run), and `--timed` steps 1 to 3, the start-up check (with compose up) and step 5, which want the
+# machine to themselves.
 # Knobs: STACKS="actix spring" (default: every folder with stack.json and Dockerfile),
 #        SKIP_BUILD=1 (use existing host artifacts), SKIP_BENCH=1, SKIP_STARTUP=1,
 #        SIMPLE_AUTH_STANDINS=0 (pull the pinned base images instead of standing them in).
 set -uo pipefail
-only=""   # prepare: steps 1-2; images: steps 1-3; checks: 1-4 but the start-up check; timed: 1-3, start-up, 5
+only=""   # prepare: steps 1-2; checks: 1-4 but the start-up check; timed: 1-3, start-up, 5
 case "${1:-}" in
   --prepare) only=prepare ;;
-  --images) only=images ;;
   --checks) only=checks ;;
   --timed) only=timed ;;
   "") ;;
-  *) echo "docker-ci: unknown option '$1' (--prepare, --images, --checks, --timed)" >&2; exit 2 ;;
+  *) echo "docker-ci: unknown option '$1' (--prepare, --checks, --timed)" >&2; exit 2 ;;
 esac
 checks=yes timed=yes
 [ "$only" = checks ] && timed=""
@@ -121,11 +120,6 @@ for s in $STACKS; do
 done
 [ ${#built[@]} -gt 0 ] || die "no image was built: ${failed[*]}"
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E '^simple-auth-' || true
-if [ "$only" = images ]; then
-  say "images built: ${built[*]}${failed[*]:+; failed: ${failed[*]}}"
-  [ ${#failed[@]} -eq 0 ]
-  exit
-fi
 
 # --------------------------------------------------------------------------- 4. compose up, conformance
 url_of() { "$PY" wrk/containers.py ports | sed -n "s/^$1=//p"; }
