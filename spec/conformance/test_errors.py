@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from helpers import INVALID_GRANT_BODY, JANE, JOHN, assert_error
+from helpers import INVALID_GRANT_BODY, JANE, JOHN, assert_error, assert_sent_with_its_length
 
 JSON = {"Content-Type": "application/json"}
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -171,6 +171,7 @@ def test_invalid_grant_has_exactly_the_same_bytes(http, service, credentials):
     r = post(http, service, json.dumps(credentials), JSON)
     assert_error(r, 400, "invalid_grant")
     assert r.content == INVALID_GRANT_BODY
+    assert_sent_with_its_length(r)
 
 
 @pytest.mark.tls_core

@@ -6,8 +6,8 @@ import time
 import pytest
 
 from service import AUDIENCE, ISSUER, TTL
-from helpers import (ACCESS_CLAIMS, DEFAULT_CLIENT_ID, ID_CLAIMS, JANE, JOHN, assert_error, assert_token_pair,
-                     assert_uuid, at_hash, b64url_decode, jose_header, verify)
+from helpers import (ACCESS_CLAIMS, DEFAULT_CLIENT_ID, ID_CLAIMS, JANE, JOHN, assert_error, assert_sent_with_its_length,
+                     assert_token_pair, assert_uuid, at_hash, b64url_decode, jose_header, verify)
 
 
 # Every test here needs the database through the service (the subset CI also runs under --db-tls), and signs
@@ -24,7 +24,9 @@ def post_form(http, service, fields, **kw):
 
 
 def test_json_login_returns_a_token_pair(http, service):
-    assert_token_pair(post_json(http, service, JOHN), TTL)
+    r = post_json(http, service, JOHN)
+    assert_token_pair(r, TTL)
+    assert_sent_with_its_length(r)
 
 
 def test_form_login_returns_a_token_pair(http, service):

@@ -73,6 +73,9 @@ class DatabaseDownHttpTest {
 		assertThat(response.headers().firstValue("Retry-After")).hasValue("1");
 		assertThat(response.headers().firstValue("Cache-Control")).hasValue("no-store");
 		assertThat(response.body()).contains("\"error\":\"temporarily_unavailable\"");
+		// An error answer goes out with its length too, not chunked.
+		assertThat(response.headers().firstValue("Transfer-Encoding")).isEmpty();
+		assertThat(response.headers().firstValueAsLong("Content-Length")).hasValue(response.body().length());
 	}
 
 	/** The refresh grant and a revocation ask the database too: 503 with Retry-After, like the password grant. */

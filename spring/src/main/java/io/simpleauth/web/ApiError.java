@@ -136,12 +136,17 @@ public final class ApiError extends RuntimeException {
 	 * The answer: JSON, {@code Cache-Control: no-store} and this error's headers. The preset Content-Type skips content
 	 * negotiation, so an odd Accept header never turns it into a 406.
 	 */
-	public ResponseEntity<ErrorBody> toResponse() {
+	public ResponseEntity<byte[]> toResponse() {
 		return ResponseEntity.status(this.status)
 			.contentType(MediaType.APPLICATION_JSON)
 			.cacheControl(CacheControl.noStore())
 			.headers(this.headers)
-			.body(new ErrorBody(this.code.code(), description()));
+			.body(Json.bytes(body()));
+	}
+
+	/** The JSON body of this error. */
+	public ErrorBody body() {
+		return new ErrorBody(this.code.code(), description());
 	}
 
 }

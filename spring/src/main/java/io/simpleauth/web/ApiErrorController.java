@@ -18,7 +18,7 @@ import org.springframework.web.bind.annotation.RestController;
 public class ApiErrorController implements ErrorController {
 
 	@RequestMapping("/error")
-	public ResponseEntity<ErrorBody> error(HttpServletRequest request) {
+	public ResponseEntity<byte[]> error(HttpServletRequest request) {
 		if (!(request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE) instanceof Integer code)) {
 			return ApiError.notFound().toResponse();
 		}

@@ -47,7 +47,7 @@ public class ApiExceptionHandler {
 	}
 
 	@ExceptionHandler(ApiError.class)
-	public ResponseEntity<ErrorBody> apiError(ApiError error, HttpServletRequest request) {
+	public ResponseEntity<byte[]> apiError(ApiError error, HttpServletRequest request) {
 		TokenController.answered(this.metrics, request, error.status().value(), error.code().code());
 		return error.toResponse();
 	}
@@ -57,59 +57,59 @@ public class ApiExceptionHandler {
 	 * maps to a route although it is not spelled exactly like one. The Allow header is the route's, as there.
 	 */
 	@ExceptionHandler(HttpRequestMethodNotSupportedException.class)
-	public ResponseEntity<ErrorBody> methodNotAllowed(HttpRequestMethodNotSupportedException ex) {
+	public ResponseEntity<byte[]> methodNotAllowed(HttpRequestMethodNotSupportedException ex) {
 		Set<HttpMethod> supported = ex.getSupportedHttpMethods();
 		boolean post = supported != null && supported.contains(HttpMethod.POST);
 		return ApiError.methodNotAllowed(post ? Routes.POST : Routes.GET_HEAD).toResponse();
 	}
 
 	@ExceptionHandler(HttpMediaTypeNotSupportedException.class)
-	public ResponseEntity<ErrorBody> unsupportedMediaType(HttpServletRequest request) {
+	public ResponseEntity<byte[]> unsupportedMediaType(HttpServletRequest request) {
 		return apiError(ApiError.unsupportedMediaType(), request);
 	}
 
 	@ExceptionHandler(HttpMediaTypeNotAcceptableException.class)
-	public ResponseEntity<ErrorBody> notAcceptable() {
+	public ResponseEntity<byte[]> notAcceptable() {
 		return ApiError.notAcceptable().toResponse();
 	}
 
 	@ExceptionHandler({ NoHandlerFoundException.class, NoResourceFoundException.class })
-	public ResponseEntity<ErrorBody> notFound() {
+	public ResponseEntity<byte[]> notFound() {
 		return ApiError.notFound().toResponse();
 	}
 
 	@ExceptionHandler({ HttpMessageNotReadableException.class, ServletRequestBindingException.class,
 			MethodArgumentTypeMismatchException.class })
-	public ResponseEntity<ErrorBody> badRequest(HttpServletRequest request) {
+	public ResponseEntity<byte[]> badRequest(HttpServletRequest request) {
 		return apiError(ApiError.invalidRequest("malformed request"), request);
 	}
 
 	@ExceptionHandler(MaxUploadSizeExceededException.class)
-	public ResponseEntity<ErrorBody> tooLarge(HttpServletRequest request) {
+	public ResponseEntity<byte[]> tooLarge(HttpServletRequest request) {
 		return apiError(ApiError.payloadTooLarge(TokenController.MAX_BODY_BYTES), request);
 	}
 
 	/** A lock of spec/README §8 (counted by whoever decided it, as its rejection reason). */
 	@ExceptionHandler(TooManyFailedLogins.class)
-	public ResponseEntity<ErrorBody> tooManyFailedLogins(TooManyFailedLogins locked, HttpServletRequest request) {
+	public ResponseEntity<byte[]> tooManyFailedLogins(TooManyFailedLogins locked, HttpServletRequest request) {
 		return apiError(ApiError.tooManyFailedLogins(locked.retryAfterSeconds()), request);
 	}
 
 	/** An argon2id check shed by the overload limit: answered as an unavailable database is. */
 	@ExceptionHandler(Overloaded.class)
-	public ResponseEntity<ErrorBody> overloaded(HttpServletRequest request) {
+	public ResponseEntity<byte[]> overloaded(HttpServletRequest request) {
 		return apiError(ApiError.temporarilyUnavailable(), request);
 	}
 
 	/** Logged once per outage by the repositories, not per request. */
 	@ExceptionHandler(DatabaseUnavailableException.class)
-	public ResponseEntity<ErrorBody> databaseUnavailable(HttpServletRequest request) {
+	public ResponseEntity<byte[]> databaseUnavailable(HttpServletRequest request) {
 		return apiError(ApiError.temporarilyUnavailable(), request);
 	}
 
 	/** Any other data error is a 500, unless it too means the database is unavailable (one not raised by a lookup). */
 	@ExceptionHandler(DataAccessException.class)
-	public ResponseEntity<ErrorBody> database(DataAccessException ex, HttpServletRequest request) {
+	public ResponseEntity<byte[]> database(DataAccessException ex, HttpServletRequest request) {
 		if (DatabaseErrors.isUnavailable(ex)) {
 			return apiError(ApiError.temporarilyUnavailable(), request);
 		}
@@ -123,7 +123,7 @@ public class ApiExceptionHandler {
 	}
 
 	@ExceptionHandler(Exception.class)
-	public ResponseEntity<ErrorBody> unexpected(Exception ex, HttpServletRequest request) {
+	public ResponseEntity<byte[]> unexpected(Exception ex, HttpServletRequest request) {
 		log.error("unexpected error", ex);
 		return apiError(ApiError.serverError(), request);
 	}

@@ -7,7 +7,6 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -96,7 +95,7 @@ public class MethodRulesFilter extends OncePerRequestFilter {
 
 	/** The body the same error has when Spring MVC answers it. */
 	private static byte[] json(ApiError error) {
-		return JsonMapper.shared().writeValueAsBytes(error.toResponse().getBody());
+		return Json.bytes(error.body());
 	}
 
 }

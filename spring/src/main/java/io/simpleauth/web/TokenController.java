@@ -43,7 +43,7 @@ public class TokenController {
 	}
 
 	@PostMapping("/token")
-	public ResponseEntity<TokenResponse> token(HttpServletRequest request) {
+	public ResponseEntity<byte[]> token(HttpServletRequest request) {
 		request.setAttribute(STARTED, System.nanoTime());
 		TokenRequestParser.Format format = TokenRequestParser.formatOf(request.getContentType());
 		TokenRequest tokenRequest = TokenRequestParser.parse(format, readBody(request));
@@ -59,7 +59,7 @@ public class TokenController {
 			.contentType(MediaType.APPLICATION_JSON)
 			.cacheControl(CacheControl.noStore())
 			.header(HttpHeaders.PRAGMA, "no-cache")
-			.body(TokenResponse.of(granted));
+			.body(Json.bytes(TokenResponse.of(granted)));
 	}
 
 	/** RFC 7009: 200 with an empty body whatever the token was, so that the answer tells its holder nothing. */

@@ -168,6 +168,9 @@ class TokenControllerTest {
 			.andExpect(header().string("Cache-Control", "no-store"))
 			.andExpect(header().string("Pragma", "no-cache"))
 			.andReturn();
+		// With its length, as every stack answers (chunked, Tomcat would send it in two writes).
+		assertThat(result.getResponse().getHeader("Content-Length"))
+			.isEqualTo(String.valueOf(result.getResponse().getContentAsByteArray().length));
 		JsonNode body = JsonMapper.shared().readTree(result.getResponse().getContentAsString());
 		assertThat(body.propertyNames()).containsExactly("access_token", "id_token", "token_type", "expires_in",
 				"refresh_token");
