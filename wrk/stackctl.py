@@ -958,11 +958,16 @@ def cmd_run(args) -> int:
         log(f"{stack.name} on port {args.port}, /metrics on port {env['METRICS_PORT']}")
         # In the foreground the issuer is what a client on this machine calls.
         proc = subprocess.Popen(stack.command("run"), cwd=stack.dir, env=env)
+        # A SIGTERM to this process (kill, a supervisor) stops the service the same way, and then the throw-away
+        # database, instead of leaving both running with nobody to stop them.
+        previous = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
         try:
             return proc.wait()
         except KeyboardInterrupt:
             proc.send_signal(signal.SIGINT)
             return proc.wait()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def cmd_db(args) -> int:

@@ -472,3 +472,35 @@ def test_free_port_without_room_below_the_ephemeral_range(monkeypatch, tmp_path)
     monkeypatch.setattr(stackctl, "ephemeral_ports", lambda: (1024, 65535))
     ports = [stackctl.free_port() for _ in range(50)]
     assert len(set(ports)) == len(ports)
+
+
+def test_run_stops_its_service_when_it_is_stopped_with_sigterm(tmp_path, monkeypatch):
+    """`stackctl.py run` stopped by SIGTERM passes it on: the service drains and exits, and run returns its code
+    (and then stops its throw-away database, here DATABASE_URL is given), instead of leaving the service running."""
+    import argparse
+    import os
+    import signal
+    up, got = tmp_path / "up", tmp_path / "got"
+    script = tmp_path / "service.py"
+    script.write_text("import pathlib, signal, sys, time\n"
+                      f"signal.signal(signal.SIGTERM, lambda *_: (pathlib.Path({str(got)!r}).write_text('TERM'), "
+                      "sys.exit(0)))\n"
+                      f"pathlib.Path({str(up)!r}).write_text('up')\n"
+                      "time.sleep(60)\n"
+                      "sys.exit(3)\n")
+    (tmp_path / "artifact").write_text("")
+    stack = stackctl.Stack("fake", tmp_path, {"build": ["true"], "run": [sys.executable, str(script)],
+                                              "artifact": "artifact"})
+    monkeypatch.setattr(stackctl.Stack, "load", classmethod(lambda cls, name: stack))
+    monkeypatch.setenv("DATABASE_URL", "postgres://auth:auth@127.0.0.1:1/auth")
+
+    def stop_when_up():
+        deadline = time.monotonic() + 30
+        while not up.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGTERM)
+    before = signal.getsignal(signal.SIGTERM)
+    threading.Thread(target=stop_when_up, daemon=True).start()
+    assert stackctl.cmd_run(argparse.Namespace(stack="fake", port=stackctl.free_port(), key_type="rsa-2048")) == 0
+    assert got.read_text() == "TERM"
+    assert signal.getsignal(signal.SIGTERM) is before
