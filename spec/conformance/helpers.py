@@ -92,12 +92,12 @@ def assert_token_pair(r: requests.Response, ttl: int) -> dict:
     return body
 
 
-
 def assert_sent_with_its_length(r: requests.Response) -> None:
     """A small JSON answer goes out with its Content-Length, not chunked, on every stack: the benchmark then compares
     the same bytes on the wire (a chunked answer costs a server one more write, and its client one more chunk)."""
     assert "Transfer-Encoding" not in r.headers, dict(r.headers)
     assert r.headers.get("Content-Length") == str(len(r.content)), dict(r.headers)
+
 
 # --------------------------------------------------------------------------- Prometheus text format 0.0.4
 

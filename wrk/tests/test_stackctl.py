@@ -1,10 +1,13 @@
 """The runner's own tests: the throw-away database, the seed, the manifests."""
 from __future__ import annotations
 
+import argparse
 import base64
 import hashlib
 import hmac
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -477,9 +480,6 @@ def test_free_port_without_room_below_the_ephemeral_range(monkeypatch, tmp_path)
 def test_run_stops_its_service_when_it_is_stopped_with_sigterm(tmp_path, monkeypatch):
     """`stackctl.py run` stopped by SIGTERM passes it on: the service drains and exits, and run returns its code
     (and then stops its throw-away database, here DATABASE_URL is given), instead of leaving the service running."""
-    import argparse
-    import os
-    import signal
     up, got = tmp_path / "up", tmp_path / "got"
     script = tmp_path / "service.py"
     script.write_text("import pathlib, signal, sys, time\n"

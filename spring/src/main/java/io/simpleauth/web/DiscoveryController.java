@@ -8,7 +8,6 @@ import java.util.Map;
 import io.simpleauth.config.Settings;
 import io.simpleauth.token.SigningAlgorithm;
 import io.simpleauth.token.KeyRing;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
@@ -37,7 +36,7 @@ public class DiscoveryController {
 	public DiscoveryController(KeyRing keys, Settings settings) {
 		this.keys = keys;
 		for (SigningAlgorithm algorithm : SigningAlgorithm.values()) {
-			this.documents.put(algorithm, JsonMapper.shared().writeValueAsBytes(document(settings.issuer(), algorithm)));
+			this.documents.put(algorithm, Json.bytes(document(settings.issuer(), algorithm)));
 		}
 	}
 

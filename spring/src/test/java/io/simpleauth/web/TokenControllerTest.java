@@ -168,7 +168,7 @@ class TokenControllerTest {
 			.andExpect(header().string("Cache-Control", "no-store"))
 			.andExpect(header().string("Pragma", "no-cache"))
 			.andReturn();
-		// With its length, as every stack answers (chunked, Tomcat would send it in two writes).
+		// With its length, as every stack answers: a chunked answer takes Tomcat two writes.
 		assertThat(result.getResponse().getHeader("Content-Length"))
 			.isEqualTo(String.valueOf(result.getResponse().getContentAsByteArray().length));
 		JsonNode body = JsonMapper.shared().readTree(result.getResponse().getContentAsString());
