@@ -50,8 +50,8 @@ def per_login_lines(ok: list[dict]) -> list[str]:
              "*CPU ÷ floor* = CPU ms/login ÷ the floor's at the same concurrency (below)."
              + (" The open-loop columns are at those fractions of the stack's own maximum (medians of the runs)."
                 if fractions else ""), "",
-             "| stack | logins/s [range] | at c | warm-up s | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor | "
-             + " | ".join(f"own ms/login {f:.0%} | hand-offs/login {f:.0%}" for f in fractions) + (" |" if fractions else "|"),
+             "| stack | logins/s [range] | at c | warm-up s | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor |"
+             + "".join(f" own ms/login {f:.0%} | hand-offs/login {f:.0%} |" for f in fractions),
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: | ---: |" * len(fractions)]
     for r in ok:
         s = r["summary"]

@@ -123,6 +123,45 @@ def test_the_per_login_tables_carry_own_cost_and_hand_offs_for_every_key_type(tm
         assert "| akka | 0.400 · 5.0* | 0.800 · 11.0 | 0.700 · 7.0 |" in text
 
 
+def _cells(line: str) -> int:
+    return len(line.strip().strip("|").split("|"))
+
+
+def _table_shapes(text: str) -> list[tuple[str, list[int]]]:
+    """Each Markdown table of a report: its header line and the cell count of every line (header, delimiter,
+    rows); a renderer shows a table only when the header and the delimiter row have the same count."""
+    tables, cur = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cur.append(line)
+        elif cur:
+            tables.append((cur[0], [_cells(x) for x in cur]))
+            cur = []
+    return tables
+
+
+def test_every_table_has_as_many_header_cells_as_delimiter_and_row_cells_with_and_without_open_loop(tmp_path):
+    with_open = _result()
+    without = _result()
+    without["open_loop"] = []   # a refresh or argon2 set: closed loop only
+    for r in (with_open, without):
+        r["summary"] = summary.summarize(r, None)
+        text = reports.write_markdown(tmp_path / "r.md", _env("p-256"), None, [r])
+        shapes = _table_shapes(text)
+        assert any(h.startswith("| stack | logins/s [range] |") for h, _ in shapes)
+        for header, counts in shapes:
+            assert len(set(counts)) == 1, (header, counts)
+
+
+def test_every_committed_results_md_has_well_formed_tables():
+    root = Path(__file__).resolve().parents[2]
+    files = sorted((root / "results").glob("**/results.md"))
+    assert files
+    for f in files:
+        for header, counts in _table_shapes(f.read_text()):
+            assert counts[0] == counts[1], (str(f.relative_to(root)), header)
+
+
 def _thread(root: Path, pid: int, tid: int, comm: str, utime: int, stime: int) -> None:
     d = root / str(pid) / "task" / str(tid)
     d.mkdir(parents=True, exist_ok=True)
