@@ -70,3 +70,17 @@ def test_logins_per_core_beside_the_ceiling_and_keycloak():
                                                "hashes_per_s_all_cores": 70.0}))
     assert "Concepts for sizing CPU and memory resources" in text and "15 password logins/s per vCPU" in text
     assert "| actix | 64.0 | 8 | 32.0 | 80% | 2.13× | 40.0 | 60.0 · 0% | 64.0 · 0% | 62.0 · 38% |" in text
+
+
+def test_cpu_per_login_counts_the_cpu_of_the_shed_answers_against_the_logins_served():
+    def run(cpu, total, shed):
+        return {"rps": 1.0, "errors": 0, "requests": total, "shed": shed, "shed_ok": True, "cpu_ms_per_request": cpu,
+                "latency_ms": {"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "max": 5}}
+    # 1,000 answers for 40 ms of CPU each, 380 of them shed: 40 s of CPU for 620 logins.
+    assert argon2.cpu_ms_per_login([run(40.0, 1000, 380)]) == round(40.0 * 1000 / 620, 4)
+    assert argon2.cpu_ms_per_login([run(40.0, 600, 0), run(30.0, 1000, 500), run(50.0, 100, 0)]) == 50.0
+    assert argon2.cpu_ms_per_login([run(40.0, 100, 100)]) is None     # every answer shed: no login to divide by
+    r = {"name": "actix", "cpus_allowed": "0-1", "runs": {"8": [run(27.9, 1009, 348), run(28.3, 1013, 352)]}}
+    r["summary"] = summary.summarize(r, None)
+    a = argon2.argon2_summary(r, {"hashes_per_s_per_core": 24.6})
+    assert a["cpu_ms_per_login"] == round((27.9 * 1009 / 661 + 28.3 * 1013 / 661) / 2, 4)
