@@ -77,7 +77,6 @@ def argon2_summary(result: dict, ceiling: dict | None) -> dict:
     if not s.get("by_concurrency"):
         return {}
     cores = cpu_count_of(result)
-    best = s["by_concurrency"][s["max_rps_at"]]
     per_core = s["max_rps"] / cores
     ceiling_core = (ceiling or {}).get("hashes_per_s_per_core")
     return {"logins_per_s": s["max_rps"], "at_concurrency": s["max_rps_at"], "cores": cores,
