@@ -289,6 +289,26 @@ def own_cost_cell(k: dict) -> str:
     return "n/a" if v is None else f"{v:.3f}" + ("†" if k.get("own_cost_basis") == "openssl" else "")
 
 
+def latency_points(summary: dict) -> list[tuple[float, float, float, float]]:
+    """The open-loop chart's points, one per offered rate in rising order: (rate, p99, lowest run's p99, highest
+    run's p99). The p99 is that of every request of the point's runs pooled. A rate that is both a shared rate and
+    one of the stack's own fractions is one point. Sets from before pooled points: the median run's p99."""
+    points = {}
+    for p in (summary.get("open_loop_shared") or []) + (summary.get("open_loop_own") or []):
+        p99 = (p.get("pooled_latency_ms") or {}).get("p99")
+        if p99:
+            spread = p.get("p99_spread") or {}
+            lo, hi = min(spread.get("min", p99), p99), max(spread.get("max", p99), p99)
+            points[round(p["target_rps"], 1)] = (p99, lo, hi)
+    if not points:  # the line follows the median run at each rate
+        runs: dict[float, list[float]] = {}
+        for o in summary.get("open_loop") or []:
+            if o["latency_ms"].get("p99"):
+                runs.setdefault(round(o["target_rps"], 1), []).append(o["latency_ms"]["p99"])
+        points = {rate: (sorted(v)[len(v) // 2], min(v), max(v)) for rate, v in runs.items()}
+    return [(rate, *points[rate]) for rate in sorted(points)]
+
+
 def write_charts(out: Path, results: list[dict]) -> list[str]:
     import matplotlib
     matplotlib.use("Agg")
@@ -317,16 +337,17 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
     plt.close(fig)
     files.append("rps.png")
 
-    with_open = [r for r in ok if r["summary"].get("open_loop")]
+    with_open = [r for r in ok if latency_points(r["summary"])]
     if with_open:
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for r in with_open:
-            pts = sorted((o["target_rps"], o["latency_ms"]["p99"]) for o in r["summary"]["open_loop"]
-                         if o["latency_ms"].get("p99"))
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=r["name"])
+            pts = latency_points(r["summary"])
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                        yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+                        marker="o", capsize=3, label=r["name"])
         ax.set_yscale("log")
         ax.set_xlabel("offered requests/s (constant arrival rate)")
-        ax.set_ylabel("p99 latency ms (log), from intended start")
+        ax.set_ylabel("p99 ms (log, from intended start): pooled, runs' range")
         ax.set_title("Open-loop latency vs rate (oha)")
         ax.legend()
         fig.tight_layout()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness import cli, latency, records, schedule, summary  # noqa: E402
+from harness import cli, latency, records, reports, schedule, summary  # noqa: E402
 
 
 def exact(values: list[float], p: float) -> float:
@@ -132,3 +132,22 @@ def test_the_summary_pools_each_points_runs_and_gives_the_ranges_and_the_busy_sh
     assert shared["pooled_latency_ms"]["p99"] == pytest.approx(1.0, rel=0.01)   # 20 of 2000 over: exactly 1 %
     assert shared["pooled_latency_ms"]["p99_9"] == pytest.approx(10.0, rel=0.01)
     assert "latency_hist" not in s["open_loop"][0]   # the histograms stay in the runs, not in the summary
+
+
+def test_the_latency_chart_has_one_point_per_rate_in_rising_order():
+    # The chart drew every run in sorted order, so a line zigzagged between the runs of one rate. Now one point per
+    # offered rate: the pooled p99 with the runs' range, a rate that is a shared rate and an own fraction once.
+    point = {"target_rps": 398.4, "pooled_latency_ms": {"p99": 57.1},
+             "p99_spread": {"median": 29.6, "min": 10.1, "max": 137.6}}
+    s = {"open_loop_shared": [point, {"target_rps": 597.6, "pooled_latency_ms": {"p99": 5127.4},
+                                      "p99_spread": {"min": 85.1, "max": 5327.4}}],
+         "open_loop_own": [{"target_rps": 203.8, "pooled_latency_ms": {"p99": 7.7},
+                            "p99_spread": {"min": 6.3, "max": 9.9}}, dict(point)],
+         "open_loop": [{"target_rps": 398.4, "latency_ms": {"p99": 137.6}}]}
+    assert reports.latency_points(s) == [(203.8, 7.7, 6.3, 9.9), (398.4, 57.1, 10.1, 137.6),
+                                         (597.6, 5127.4, 85.1, 5327.4)]
+    # A set from before pooled points: the median run's p99 at each rate, with the runs' range.
+    old = {"open_loop": [{"target_rps": r, "latency_ms": {"p99": p}}
+                         for r, p in [(600.0, 9.0), (300.0, 2.0), (600.0, 4.0), (600.0, 30.0), (300.0, None)]]}
+    assert reports.latency_points(old) == [(300.0, 2.0, 2.0, 2.0), (600.0, 9.0, 4.0, 30.0)]
+    assert reports.latency_points({"open_loop": []}) == []
