@@ -150,7 +150,7 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
         lines.append("")
     ok = [r for r in results if not r.get("failed") and r.get("summary")]
     conc = sorted({int(c) for r in ok for c in r["summary"]["by_concurrency"]})
-    lines += per_login_lines(ok)
+    lines += per_login_lines(ok, "refresh" if st["scenario"] == "refresh" else "login")
     lines += floor_lines(floor, ok)
     lines += ["## Throughput (closed loop, wrk: 200 answers/s)", "",
               "| stack | " + " | ".join(f"c={c}" for c in conc) + " | errors |",

@@ -34,24 +34,26 @@ def shared_points(summary: dict) -> dict[float, dict]:
     return {o["target_rps"]: o for o in summary.get("open_loop_shared") or []}
 
 
-def per_login_lines(ok: list[dict]) -> list[str]:
-    """The headline table and the own cost and hand-offs at every load; [] when nothing was measured."""
+def per_login_lines(ok: list[dict], noun: str = "login") -> list[str]:
+    """The headline table and the own cost and hand-offs at every load; [] when nothing was measured. `noun` is
+    what a request is (a refresh in the refresh scenario, else a login)."""
+    plural = "refreshes" if noun == "refresh" else f"{noun}s"
     if not ok:
         return []
     fractions = sorted({o["fraction"] for r in ok for o in r["summary"].get("open_loop_own") or []})
-    lines = ["## Per login", "",
+    lines = [f"## Per {noun}", "",
              "The README's table. At saturation = at the concurrency of the stack's closed-loop maximum. *own "
-             "ms/login* = the server's CPU per login less its signing per token pair (`signing ms/pair` below; † = "
-             "OpenSSL's two signatures, the stack has no signbench); *hand-offs/login* = scheduler switches of the "
-             "server's threads (voluntary + nonvoluntary, `/proc/<pid>/task/*/status`) per login, each a thread "
+             f"ms/{noun}* = the server's CPU per {noun} less its signing per token pair (`signing ms/pair` below; "
+             f"† = OpenSSL's two signatures, the stack has no signbench); *hand-offs/{noun}* = scheduler switches of the "
+             f"server's threads (voluntary + nonvoluntary, `/proc/<pid>/task/*/status`) per {noun}, each a thread "
              "parked or preempted (* = threads exited during the runs and their switches are not counted: a lower "
              "bound); *warm-up s* = the warm-up until the rule held (* = stopped at the cap), at that concurrency or, "
              "where it had one window after it, at the highest; "
-             "*CPU ÷ floor* = CPU ms/login ÷ the floor's at the same concurrency (below)."
+             f"*CPU ÷ floor* = CPU ms/{noun} ÷ the floor's at the same concurrency (below)."
              + (" The open-loop columns are at those fractions of the stack's own maximum (medians of the runs)."
                 if fractions else ""), "",
-             "| stack | logins/s [range] | at c | warm-up s | CPU ms/login | own ms/login | hand-offs/login | CPU ÷ floor |"
-             + "".join(f" own ms/login {f:.0%} | hand-offs/login {f:.0%} |" for f in fractions),
+             f"| stack | {plural}/s [range] | at c | warm-up s | CPU ms/{noun} | own ms/{noun} | hand-offs/{noun} "
+             "| CPU ÷ floor |" + "".join(f" own ms/{noun} {f:.0%} | hand-offs/{noun} {f:.0%} |" for f in fractions),
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + " ---: | ---: |" * len(fractions)]
     for r in ok:
         s = r["summary"]
@@ -68,7 +70,7 @@ def per_login_lines(ok: list[dict]) -> list[str]:
                      + "".join(f" {c} |" for c in cells))
     shared = sorted({rate for r in ok for rate in shared_points(r["summary"])})
     if shared or fractions:
-        lines += ["", "Own ms/login · hand-offs/login at every load: saturation (closed loop), the same absolute "
+        lines += ["", f"Own ms/{noun} · hand-offs/{noun} at every load: saturation (closed loop), the same absolute "
                   "rates for every stack, and the fractions of each stack's own maximum (open loop: each request "
                   "arrives on its own, so a wake-up and its hand-offs per request instead of batches).", "",
                   "| stack | saturation | " + " | ".join(f"{t:.0f}/s" for t in shared)

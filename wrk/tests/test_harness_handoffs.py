@@ -123,6 +123,18 @@ def test_the_per_login_tables_carry_own_cost_and_hand_offs_for_every_key_type(tm
         assert "| akka | 0.400 · 5.0* | 0.800 · 11.0 | 0.700 · 7.0 |" in text
 
 
+def test_a_refresh_set_names_its_requests_refreshes(tmp_path):
+    r = _result()
+    r["summary"] = summary.summarize(r, None)
+    env = _env("rsa-2048")
+    env["settings"]["scenario"] = "refresh"
+    text = reports.write_markdown(tmp_path / "r.md", env, None, [r])
+    assert "## Per refresh" in text and "## Per login" not in text
+    assert "| stack | refreshes/s [range] | at c | warm-up s | CPU ms/refresh | own ms/refresh | hand-offs/refresh | " \
+           "CPU ÷ floor | own ms/refresh 50% | hand-offs/refresh 50% |" in text
+    assert "ms/login" not in text and "logins/s" not in text
+
+
 def _cells(line: str) -> int:
     return len(line.strip().strip("|").split("|"))
 
