@@ -337,11 +337,10 @@ def write_charts(out: Path, results: list[dict]) -> list[str]:
     plt.close(fig)
     files.append("rps.png")
 
-    with_open = [r for r in ok if latency_points(r["summary"])]
+    with_open = [(r, pts) for r in ok if (pts := latency_points(r["summary"]))]
     if with_open:
         fig, ax = plt.subplots(figsize=(8, 4.5))
-        for r in with_open:
-            pts = latency_points(r["summary"])
+        for r, pts in with_open:
             ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
                         yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
                         marker="o", capsize=3, label=r["name"])
