@@ -80,6 +80,11 @@ def cpu_per_login(st: dict) -> float:
     return a["cpu_ms_per_login"] if a else at_max(st)["cpu_ms_per_request"]
 
 
+def rate_at(st: dict) -> list[float]:
+    """The closed-loop maximum and the concurrency it was reached at."""
+    return [summary(st)["max_rps"], int(summary(st)["max_rps_at"])]
+
+
 def startup(st: dict) -> float:
     s = st["startup_s"]
     return s["median"] if isinstance(s, dict) else s
@@ -89,8 +94,8 @@ Figures = Callable[[dict], list[float]]
 
 COLUMNS: dict[str, Figures] = {
     "logins/s": lambda st: [summary(st)["max_rps"]],
-    "logins/s (at c)": lambda st: [summary(st)["max_rps"], int(summary(st)["max_rps_at"])],
-    "refreshes/s (at c)": lambda st: [summary(st)["max_rps"], int(summary(st)["max_rps_at"])],
+    "logins/s (at c)": rate_at,
+    "refreshes/s (at c)": rate_at,
     "CPU ms/login": lambda st: [cpu_per_login(st)],
     "CPU ms/refresh": lambda st: [at_max(st)["cpu_ms_per_request"]],
     "own ms/refresh": lambda st: [at_max(st)["own_cost_ms_per_request"]],
