@@ -85,6 +85,11 @@ def rate_at(st: dict) -> list[float]:
     return [summary(st)["max_rps"], int(summary(st)["max_rps_at"])]
 
 
+def fly(st: dict) -> dict:
+    """The fly.io model's figures (fly-shared-cpu-1x / fly-performance-1x sets)."""
+    return summary(st)["fly"]
+
+
 def startup(st: dict) -> float:
     s = st["startup_s"]
     return s["median"] if isinstance(s, dict) else s
@@ -115,6 +120,11 @@ COLUMNS: dict[str, Figures] = {
     "warm-up s": lambda st: [warm_up_by_rule(st)],
     "RSS MiB": lambda st: [summary(st)["rss_steady_mib"]],
     "start-up s": lambda st: [startup(st)],
+    "start-up from empty balance s": lambda st: [fly(st)["startup_empty_balance_s"]],
+    "sustained logins/s (at c)": lambda st: [fly(st)["sustained_rps"], int(fly(st)["sustained_at"])],
+    "p99 ms sustained": lambda st: [fly(st)["sustained_p99_ms"]],
+    "burst logins/s": lambda st: [fly(st)["burst_rps"]],
+    "burst lasts s": lambda st: [fly(st)["burst_s"]],
     "per core": lambda st: [argon2(st)["logins_per_s_per_core"]],
     "of the argon2id ceiling": lambda st: [100 * argon2(st)["of_argon2id_ceiling_per_core"]],
     "× Keycloak per vCPU": lambda st: [argon2(st)["vs_keycloak_per_vcpu"]],
@@ -210,3 +220,52 @@ def test_a_wrong_figure_is_found(tmp_path):
     assert "CPU ms/login: shows '1.69'" in found[0] and "1.59" in found[0]
     assert "own ms/login at max / 25 % / 50 %: shows '0.18 / 1.04'" in found[1]
     assert "no figure known for column 'mood'" in found[2]
+
+
+def one_cpu(cpuset: str | None) -> bool:
+    """cpuset names exactly one CPU ("1", not "0-1" or "0,1")."""
+    return bool(cpuset) and re.fullmatch(r"\d+", cpuset.strip()) is not None
+
+
+def fly_sets_off_one_cpu(document: Path, results: Path) -> list[str]:
+    """Every fly set a document links: each stack's server and the floor ran confined to exactly one CPU, as a fly
+    1x machine's one vCPU (its cgroup's cpuset)."""
+    found = []
+    for name in dict.fromkeys(SET_LINK.findall(document.read_text())):
+        path = results / name / "results.json"
+        if not path.exists():
+            found.append(f"{name}: linked, but it has no results.json")
+            continue
+        data = json.loads(path.read_text())
+        if not str(data["environment"]["settings"].get("profile") or "").startswith("fly-"):
+            continue
+        for st in data["stacks"] + ([data["floor"]] if data.get("floor") else []):
+            cpuset = (st.get("cgroup") or {}).get("cpuset")
+            if not one_cpu(cpuset):
+                found.append(f"{name}: {st['name']} ran on cpuset {cpuset!r}, not one CPU")
+    return found
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/results.md"])
+def test_every_fly_set_ran_each_server_on_one_cpu(document):
+    found = fly_sets_off_one_cpu(ROOT / document, ROOT / "results")
+    assert not found, "\n".join(found)
+
+
+def test_a_fly_set_on_two_cpus_is_found(tmp_path):
+    def write(name: str, profile: str, cpusets: dict[str, str | None]) -> None:
+        (tmp_path / name).mkdir()
+        stacks = [{"name": n, "cgroup": {"cpuset": c}} for n, c in cpusets.items() if n != "floor"]
+        data = {"environment": {"settings": {"profile": profile}}, "stacks": stacks,
+                "floor": {"name": "floor", "cgroup": {"cpuset": cpusets.get("floor")}}}
+        (tmp_path / name / "results.json").write_text(json.dumps(data))
+    write("good", "fly-shared-cpu-1x", {"actix": "1", "zio": "1", "floor": "1"})
+    write("local", "local", {"actix": None, "floor": None})
+    write("wide", "fly-performance-1x", {"actix": "1", "zio": "0-1", "floor": None})
+    page = tmp_path / "page.md"
+    page.write_text("[a](results/good/) [b](results/local/) [c](results/wide/) [d](results/gone/)\n")
+    assert fly_sets_off_one_cpu(page, tmp_path) == [
+        "wide: zio ran on cpuset '0-1', not one CPU",
+        "wide: floor ran on cpuset None, not one CPU",
+        "gone: linked, but it has no results.json",
+    ]
