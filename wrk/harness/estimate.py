@@ -9,6 +9,11 @@ GATE_S = 90          # the conformance gate (the suite against the stack)
 START_S = 30 + 5     # start, first token, verification
 PROBE_S = 3          # each extra start for the start-up median
 JVM_WARMUP_S = 360   # a JVM stack's warm-up by the rule: its JIT compilers go quiet after 4-6 minutes on two cores
+# Under fly's shared-CPU rule the stack gets 1/16 of a core once its balance is spent: the conformance gate runs under
+# it (the JVM stacks' start, JIT and GC threads included: 5-6 minutes; the Rust stacks about one), and the warm-up
+# before the burst, from a full balance, runs by the rule (the JVM stacks 2-4 minutes).
+SHARED_GATE_S = {False: 60, True: 360}
+SHARED_JVM_BURST_WARMUP_S = 240
 
 
 def open_points(settings: Settings, kind: str) -> int:
@@ -29,7 +34,7 @@ def target_phases(settings: Settings, kind: str, jvm: bool = False) -> dict[str,
     warm-up waits for its JIT compilers too (schedule.warmed_up)."""
     p: dict[str, float] = {}
     if settings.conformance and kind in ("stack", "slowest"):
-        p["conformance gate"] = GATE_S
+        p["conformance gate"] = SHARED_GATE_S[jvm] if settings.limits.shared else GATE_S
     p["start, verification, start-up probes"] = START_S + PROBE_S * settings.startup_probes
     p["ceilings (openssl, signbench)"] = settings.signbench_runs * (2 * settings.signbench_s + 3)
     p["primer"] = settings.primer
@@ -38,7 +43,8 @@ def target_phases(settings: Settings, kind: str, jvm: bool = False) -> dict[str,
                     + (len(settings.concurrency) - 1) * settings.warmup_window)
     p["closed loop"] = len(settings.concurrency) * settings.repeats * (settings.duration + settings.rewarm)
     if settings.limits.shared:
-        p["fly burst"] = min(settings.warmup, 3 * settings.warmup_window) + settings.duration + 20
+        burst_warmup = max(rule_s, SHARED_JVM_BURST_WARMUP_S) if jvm and not settings.smoke else rule_s
+        p["fly burst"] = min(settings.warmup, burst_warmup) + settings.duration + 20
     if settings.open_loop:
         first = 0 if settings.smoke else settings.rewarm - settings.open_loop_rewarm   # the full re-warm, once
         p["open loop"] = open_points(settings, kind) * settings.open_loop_repeats * open_run_s(settings) + first
