@@ -12,7 +12,8 @@ JVM_WARMUP_S = 360   # a JVM stack's warm-up by the rule: its JIT compilers go q
 # Under fly's shared-CPU rule the stack gets 1/16 of a core once its balance is spent: the conformance gate runs under
 # it (the JVM stacks' start, JIT and GC threads included: 5-6 minutes; the Rust stacks about one), and the warm-up
 # before the burst, from a full balance, runs by the rule (the JVM stacks 2-4 minutes).
-SHARED_GATE_S = {False: 60, True: 360}
+SHARED_GATE_S = 60
+SHARED_JVM_GATE_S = 360
 SHARED_JVM_BURST_WARMUP_S = 240
 
 
@@ -34,7 +35,7 @@ def target_phases(settings: Settings, kind: str, jvm: bool = False) -> dict[str,
     warm-up waits for its JIT compilers too (schedule.warmed_up)."""
     p: dict[str, float] = {}
     if settings.conformance and kind in ("stack", "slowest"):
-        p["conformance gate"] = SHARED_GATE_S[jvm] if settings.limits.shared else GATE_S
+        p["conformance gate"] = (SHARED_JVM_GATE_S if jvm else SHARED_GATE_S) if settings.limits.shared else GATE_S
     p["start, verification, start-up probes"] = START_S + PROBE_S * settings.startup_probes
     p["ceilings (openssl, signbench)"] = settings.signbench_runs * (2 * settings.signbench_s + 3)
     p["primer"] = settings.primer

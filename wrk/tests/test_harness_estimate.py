@@ -61,8 +61,8 @@ def test_the_fly_shared_estimate_counts_the_throttled_gate_and_warm_up():
     shared = cli.parse_args(["--stacks", STACKS, "--profile", "fly-shared-cpu-1x"])
     local = cli.parse_args(["--stacks", STACKS])
     jvm, native = (estimate.target_phases(shared, "stack", jvm=j) for j in (True, False))
-    assert jvm["conformance gate"] == estimate.SHARED_GATE_S[True] > estimate.GATE_S
-    assert native["conformance gate"] == estimate.SHARED_GATE_S[False]
+    assert jvm["conformance gate"] == estimate.SHARED_JVM_GATE_S > estimate.GATE_S
+    assert native["conformance gate"] == estimate.SHARED_GATE_S
     assert estimate.target_phases(local, "stack", jvm=True)["conformance gate"] == estimate.GATE_S
     rule_s = (2 * shared.warmup_k + 1) * shared.warmup_window
     assert native["fly burst"] == min(shared.warmup, rule_s) + shared.duration + 20
