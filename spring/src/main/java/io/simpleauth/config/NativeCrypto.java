@@ -8,12 +8,11 @@ import com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider;
 
 /**
  * Puts Amazon Corretto Crypto Provider (AWS-LC, native) first in the JCA provider list, so that the two
- * signatures every token request needs run at AWS-LC speed rather than the JDK's: about 1,700 against 600
- * RSA-2048 signatures per second per core measured here, and ACCP 2.5 also has {@code SHA256withECDSA} (ES256) and
- * {@code Ed25519} (EdDSA), each an order of magnitude faster than SunEC. akka, zio and Spring make the same
- * choice. Must run before the signing key is parsed: an RSA or EC key made by ACCP's {@code KeyFactory} stays a
- * native key, so signing does not convert it on every call (ACCP registers no Ed25519 KeyFactory by default; its
- * Ed25519 signature takes the JDK's key).
+ * signatures every token request needs run at AWS-LC speed rather than the JDK's: RSA-2048 about three times as
+ * fast, and ACCP 2.5 also has {@code SHA256withECDSAinP1363Format} (ES256) and {@code Ed25519} (EdDSA), each an order
+ * of magnitude faster than SunEC. akka, zio and Spring make the same choice. Must run before the signing key is
+ * parsed: an RSA or EC key made by ACCP's {@code KeyFactory} stays a native key, so signing does not convert it on
+ * every call (ACCP registers no Ed25519 KeyFactory by default; its Ed25519 signature takes the JDK's key).
  *
  * <p>
  * Its native library ships per platform; the build takes the jar for its own architecture (linux-x86_64 or
@@ -48,8 +47,8 @@ public final class NativeCrypto {
 	}
 
 	/**
-	 * Why {@code jcaSignature} (SHA256withRSA, SHA256withECDSA, Ed25519) is not signed by ACCP, or null when it is: the
-	 * reason {@link #install} gave, or the provider that comes first for it all the same.
+	 * Why {@code jcaSignature} (SHA256withRSA, SHA256withECDSAinP1363Format, Ed25519) is not signed by ACCP, or null
+	 * when it is: the reason {@link #install} gave, or the provider that comes first for it all the same.
 	 */
 	public static String jdkSigningReason(String jcaSignature) {
 		String why = unavailable;

@@ -12,8 +12,11 @@ public enum SigningAlgorithm implements JwsAlgorithm {
 	/** RSASSA-PKCS1-v1_5 with SHA-256, an RSA key of at least 2048 bits. */
 	RS256("RS256", "SHA256withRSA", "SHA-256"),
 
-	/** ECDSA on P-256 with SHA-256; the JWS carries the 64-byte R‖S form (RFC 7518 §3.4). */
-	ES256("ES256", "SHA256withECDSA", "SHA-256"),
+	/**
+	 * ECDSA on P-256 with SHA-256, asked of the provider in the 64-byte R‖S form the JWS carries (RFC 7518 §3.4), so
+	 * that nothing is transcoded from DER.
+	 */
+	ES256("ES256", "SHA256withECDSAinP1363Format", "SHA-256"),
 
 	/** Ed25519 (RFC 8037 §3.1); at_hash takes the left half of SHA-512. */
 	EDDSA("EdDSA", "Ed25519", "SHA-512");

@@ -17,14 +17,7 @@ import java.security.spec.X509EncodedKeySpec;
 import java.util.HexFormat;
 import java.util.Map;
 
-import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.jwk.Curve;
-import com.nimbusds.jose.jwk.ECKey;
-import com.nimbusds.jose.jwk.JWK;
-import com.nimbusds.jose.jwk.JWKSet;
-import com.nimbusds.jose.jwk.KeyUse;
-import com.nimbusds.jose.jwk.RSAKey;
-import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
 import io.simpleauth.config.SettingsException;
 import org.bouncycastle.asn1.x9.X9ECParameters;
 import org.bouncycastle.crypto.ec.CustomNamedCurves;
@@ -33,7 +26,6 @@ import org.bouncycastle.math.ec.FixedPointCombMultiplier;
 
 import org.springframework.boot.ssl.pem.PemContent;
 import org.springframework.security.oauth2.jwt.JwtEncoder;
-import org.springframework.security.oauth2.jwt.NimbusJwtEncoder;
 
 /**
  * The private key the service signs with and its public half. The key's type decides the algorithm (spec/README §2):
@@ -149,35 +141,9 @@ public record SigningKey(PrivateKey privateKey, VerificationKey verificationKey)
 		return this.privateKey instanceof RSAPrivateCrtKey rsa ? rsa.getModulus().bitLength() : 0;
 	}
 
-	/**
-	 * The encoder that signs with this key. RS256 and ES256: Spring Security's {@link NimbusJwtEncoder} over the key
-	 * pair as a JWK — Nimbus' RSASSASigner / ECDSASigner, which take {@code Signature.getInstance("SHA256withRSA")} /
-	 * {@code ("SHA256withECDSA")} from the first provider (ACCP) and, for ES256, transcode its DER signature to the
-	 * 64-byte R‖S form. EdDSA: {@link Ed25519JwtEncoder}, because Nimbus' own Ed25519Signer needs Google Tink and
-	 * {@link NimbusJwtEncoder} cannot be given another signer.
-	 */
+	/** The encoder that signs with this key: {@link JcaJwtEncoder}, whatever the algorithm. */
 	public JwtEncoder jwtEncoder() {
-		return switch (algorithm()) {
-			case RS256, ES256 -> new NimbusJwtEncoder(new ImmutableJWKSet<>(new JWKSet(signingJwk())));
-			case EDDSA -> new Ed25519JwtEncoder(new JcaEd25519Signer(this.privateKey));
-		};
-	}
-
-	/** The key pair as a Nimbus JWK (private part included) for the encoder; never serialised. */
-	private JWK signingJwk() {
-		if (this.privateKey instanceof RSAPrivateCrtKey rsa) {
-			return new RSAKey.Builder((RSAPublicKey) publicKey()).privateKey(rsa)
-				.keyUse(KeyUse.SIGNATURE)
-				.algorithm(JWSAlgorithm.RS256)
-				.keyID(kid())
-				.build();
-		}
-		return new ECKey.Builder(Curve.P_256, (ECPublicKey) publicKey())
-			.privateKey((ECPrivateKey) this.privateKey)
-			.keyUse(KeyUse.SIGNATURE)
-			.algorithm(JWSAlgorithm.ES256)
-			.keyID(kid())
-			.build();
+		return new JcaJwtEncoder(algorithm(), this.privateKey);
 	}
 
 	/** Never print key material. */

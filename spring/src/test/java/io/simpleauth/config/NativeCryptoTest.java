@@ -9,6 +9,7 @@ import java.security.spec.X509EncodedKeySpec;
 
 import com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider;
 import io.simpleauth.Vectors;
+import io.simpleauth.token.SigningAlgorithm;
 import io.simpleauth.token.SigningKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -18,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * ACCP signs all three algorithms on Linux (the build takes its jar for the platform, pom.xml): checked here, at run
- * time, rather than assumed — SHA256withRSA, SHA256withECDSA and Ed25519 each come from ACCP once it is installed.
+ * time, rather than assumed — SHA256withRSA, SHA256withECDSAinP1363Format and Ed25519 each come from ACCP once it is installed.
  */
 class NativeCryptoTest {
 
@@ -42,23 +43,29 @@ class NativeCryptoTest {
 		assertThat(nativeKey.kid()).isEqualTo(SigningKey.fromPem(pem).kid());
 	}
 
-	/** ES256: ACCP's ECDSA, with ACCP's own key; the JDK verifies what it signs (ECDSA is randomised: no byte check). */
+	/**
+	 * ES256: ACCP's ECDSA in the 64-byte R‖S form JOSE carries (the service's {@code SigningAlgorithm.ES256}), with
+	 * ACCP's own key; the JDK verifies what it signs (ECDSA is randomised: no byte check).
+	 */
 	@Test
 	@EnabledOnOs(value = OS.LINUX, architectures = { "amd64", "aarch64" })
 	void onLinuxTheNativeProviderSignsEs256() throws Exception {
 		assertThat(NativeCrypto.install()).isNull();
-		assertThat(NativeCrypto.signatureProvider("SHA256withECDSA")).startsWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME);
-		assertThat(NativeCrypto.jdkSigningReason("SHA256withECDSA")).isNull();
+		String es256 = SigningAlgorithm.ES256.jcaSignature();
+		assertThat(es256).isEqualTo("SHA256withECDSAinP1363Format");
+		assertThat(NativeCrypto.signatureProvider(es256)).startsWith(AmazonCorrettoCryptoProvider.PROVIDER_NAME);
+		assertThat(NativeCrypto.jdkSigningReason(es256)).isNull();
 		SigningKey key = SigningKey.fromPem(Vectors.read("keys/dev-p256.pem"));
 		assertThat(key.privateKey().getClass().getName()).as("a native key").startsWith("com.amazon.corretto");
-		Signature signature = Signature.getInstance("SHA256withECDSA");
+		Signature signature = Signature.getInstance(es256);
 		assertThat(signature.getProvider().getName()).isEqualTo(AmazonCorrettoCryptoProvider.PROVIDER_NAME);
-		byte[] der = sign(key.privateKey(), signature);
+		byte[] rs = sign(key.privateKey(), signature);
+		assertThat(rs).hasSize(64);
 
-		Signature jdk = Signature.getInstance("SHA256withECDSA", "SunEC");
+		Signature jdk = Signature.getInstance(es256, "SunEC");
 		jdk.initVerify(KeyFactory.getInstance("EC", "SunEC").generatePublic(new X509EncodedKeySpec(key.publicKey().getEncoded())));
 		jdk.update(SIGNING_INPUT);
-		assertThat(jdk.verify(der)).isTrue();
+		assertThat(jdk.verify(rs)).isTrue();
 	}
 
 	/**

@@ -78,7 +78,7 @@ public final class SignBench {
 		measure(issue, WARM_UP_SECONDS);
 		Result measured = measure(issue, seconds);
 		// The provider the signer's Signature.getInstance gets for the key's algorithm (SHA256withRSA,
-		// SHA256withECDSA or Ed25519).
+		// SHA256withECDSAinP1363Format or Ed25519).
 		result.println(measured.toJson(NativeCrypto.signatureProvider(keys.algorithm().jcaSignature())));
 		result.flush();
 		System.exit(result.checkError() ? 1 : 0);
