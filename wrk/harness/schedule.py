@@ -365,9 +365,10 @@ def open_run(live: Live, spec: RateSpec, settings: Settings, progress: Progress,
 
 
 def run_held(run: dict) -> bool:
-    """One run at a constant rate held: it kept up (98 % of the offered rate answered), had no error and its p99
-    was under CAPACITY_P99_MS. (A measured run with an error fails the stack anyway; here it only fails the run.)"""
-    return (run["achieved_rps"] >= 0.98 * run["target_rps"] and not run.get("errors")
+    """One run at a constant rate held: it kept up (98 % of the offered rate answered), had no error, shed no
+    request (503) and its p99 was under CAPACITY_P99_MS. (A measured run with an error fails the stack anyway; here
+    it only fails the run.)"""
+    return (run["achieved_rps"] >= 0.98 * run["target_rps"] and not run.get("errors") and not run.get("shed")
             and run["latency_ms"]["p99"] < CAPACITY_P99_MS)
 
 

@@ -12,6 +12,10 @@ def spread(values: list[float]) -> dict:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3), "max": round(max(values), 3)}
 
 
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
 def _median_of(runs: list[dict], key: str, nd: int = 4):
     vals = [r[key] for r in runs if r.get(key) is not None]
     return round(statistics.median(vals), nd) if vals else None
@@ -187,6 +191,8 @@ def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores
         e = {"fraction": f, "runs": len(rs), "target_rps": rs[0]["target_rps"],
              "achieved_rps": round(statistics.median(r["achieved_rps"] for r in rs), 1),
              "errors": sum(r["errors"] for r in rs), "latency_ms": lat,
+             "shed": sum(r.get("shed", 0) for r in rs),
+             "shed_share": _share(sum(r.get("shed", 0) for r in rs), sum(r.get("requests", 0) for r in rs)),
              "p99_spread": spread([r["latency_ms"]["p99"] for r in rs]),
              "p99_over_p50": round(lat["p99"] / lat["p50"], 1) if lat["p50"] else None,
              "seconds": round(sum(r.get("duration_s") or 0 for r in rs), 1)}

@@ -114,7 +114,13 @@ def point_row(name: str, label: str, o: dict) -> str:
             f"{_ms(lat.get('p50'))} | {_ms(lat.get('p99'))} | "
             f"{_ms(lat.get('p99_9'))} | {_range(o.get('p99_spread'), o['runs'])} | "
             f"{_range(o.get('p99_9_spread'), o['runs'])} | {_fmt(o.get('p99_over_p50'), '.1f')} | {busy_cell} | "
-            f"{gcs} | {o['errors']} |")
+            f"{gcs} | {_shed(o)} | {o['errors']} |")
+
+
+def _shed(o: dict) -> str:
+    """503s answered at an open-loop point (the service shedding load) and their share of its requests."""
+    n = o.get("shed") or 0
+    return f"{n} ({o['shed_share'] * 100:.1f}%)" if n else "0"
 
 
 def open_loop_lines(with_open: list[dict]) -> list[str]:
@@ -139,17 +145,21 @@ def open_loop_lines(with_open: list[dict]) -> list[str]:
                     continue
                 rng = _range(o.get("p99_spread"), o["runs"])
                 cells.append(f"{_ms((o.get('pooled_latency_ms') or o['latency_ms']).get('p99'))}"
-                             + (f" ({rng})" if rng else "") + f" [{o['achieved_rps']:.0f}]")
+                             + (f" ({rng})" if rng else "") + f" [{o['achieved_rps']:.0f}]"
+                             + (f" shed {_shed(o)}" if o.get("shed") else ""))
             lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += [f"Every point (ms; p50, p99 and p99.9 of {how}; the p99's and p99.9's range across the runs beside "
               "them). `busy` is the machine's CPU in use during the runs, median [range] (server, oha and PostgreSQL "
               "on the same cores): open loop costs more CPU per request than wrk's closed loop, so a fraction of the "
               "closed-loop maximum is a higher share of the machine, and a queue at 90 %+ has a long tail whatever "
-              "the server does. `GC` (with --gc-log): collections per second, and the longest pause.", "",
+              "the server does. `GC` (with --gc-log): collections per second, and the longest pause. `shed`: answers "
+              "503 (the service's pool wait or overload limit ran out: the contract's answer to more than it can take, "
+              "counted here, not an error; a point that sheds did not hold its rate), and their share of the "
+              "requests; `errors`: any other status or a socket error, which fails the stack.", "",
               "| stack | point | target/s | achieved/s | runs | p50 | p99 | p99.9 | p99 range | p99.9 range | p99/p50 "
-              "| busy | GC | errors |",
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "| busy | GC | shed | errors |",
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in with_open:
         for o in r["summary"].get("open_loop_shared") or []:
             lines.append(point_row(r["name"], f"shared {o['target_rps']:.0f}/s", o))

@@ -565,14 +565,29 @@ def test_oha_summary_parsing():
                     "requestsPerSec": 100.0},
         "latencyPercentiles": {"p10": 0.001, "p25": 0.002, "p50": 0.003, "p75": 0.004, "p90": 0.005, "p95": 0.006,
                                "p99": 0.0125, "p99.9": 0.1, "p99.99": 0.2},
-        "statusCodeDistribution": {"200": 990, "503": 5},
+        "statusCodeDistribution": {"200": 985, "503": 5, "500": 5},
         "errorDistribution": {"connection closed before message completed": 5},
     })
     r = loadgen.parse_oha("oha banner\n" + text, 100.0, 0.0)
-    assert r["target_rps"] == 100.0 and r["achieved_rps"] == 99.0
+    assert r["target_rps"] == 100.0 and r["achieved_rps"] == 98.5
     assert r["latency_ms"] == {"p50": 3.0, "p90": 5.0, "p99": 12.5, "p99_9": 100.0, "max": 250.0}
-    assert r["errors"] == 10 and r["unexpected_status"] == 5 and r["requests"] == 1000
-    assert "503" in loadgen.run_failure(r, "open loop") and "connection closed" in loadgen.run_failure(r, "open loop")
+    # 503s are the service shedding (counted); a 500 and a closed connection are errors.
+    assert r["shed"] == 5 and r["errors"] == 10 and r["unexpected_status"] == 5 and r["requests"] == 1000
+    reason = loadgen.run_failure(r, "open loop")
+    assert '"500": 5' in reason and "503" not in reason and "connection closed" in reason
+
+
+def test_an_open_loop_run_that_only_sheds_is_no_failure_but_does_not_hold():
+    from harness.schedule import run_held
+    text = json.dumps({
+        "summary": {"total": 10.0, "slowest": 1.2},
+        "latencyPercentiles": {"p50": 0.003, "p90": 0.005, "p99": 0.0125, "p99.9": 1.1},
+        "statusCodeDistribution": {"200": 996, "503": 4},
+    })
+    r = loadgen.parse_oha(text, 100.0, 0.0)
+    assert r["shed"] == 4 and r["errors"] == 0 and loadgen.run_failure(r, "open loop") is None
+    assert not run_held(r)
+    assert run_held({**r, "shed": 0, "achieved_rps": 100.0})
     with pytest.raises(stackctl.ToolError, match="no valid JSON"):
         loadgen.parse_oha("panicked", 1.0, 0.0)
 
@@ -616,6 +631,20 @@ def test_the_summary_reports_a_point_measured_once_under_both_names():
     assert own[1]["shared_fraction"] == 0.5 and "shared_fraction" not in own[0]
     shared = summary.open_loop_own_summary(runs, kind="shared")
     assert [(o["fraction"], o["runs"]) for o in shared] == [(0.5, 2)] and "shared_fraction" not in shared[0]
+
+
+def test_a_points_shed_answers_are_summed_over_its_runs_and_shown_in_the_table():
+    from harness.tables import open_loop_lines
+    lat = {"p50": 1.0, "p90": 2.0, "p99": 3.0, "p99_9": 4.0, "max": 5.0}
+    runs = [{"kind": "own", "fraction": 0.9, "repeat": k, "target_rps": 36.0, "achieved_rps": 35.0, "errors": 0,
+             "shed": shed, "requests": 1080, "latency_ms": lat, "duration_s": 30.0} for k, shed in ((1, 0), (2, 27))]
+    runs.append({"kind": "own", "fraction": 0.5, "repeat": 1, "target_rps": 20.0, "achieved_rps": 20.0, "errors": 0,
+                 "shed": 0, "requests": 600, "latency_ms": lat, "duration_s": 30.0})
+    own = summary.open_loop_own_summary(runs)
+    assert [(o["fraction"], o["shed"], o["shed_share"]) for o in own] == [(0.5, 0, 0.0), (0.9, 27, 0.0125)]
+    rows = [ln for ln in open_loop_lines([{"name": "spring", "summary": {"open_loop_own": own}}])
+            if ln.startswith("| spring |")]
+    assert rows[0].endswith("| 0 | 0 |") and rows[1].endswith("| 27 (1.2%) | 0 |")
 
 
 def test_open_loop_steps_spread_every_targets_runs_over_the_rounds():
