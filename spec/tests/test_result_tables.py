@@ -240,7 +240,6 @@ def fly_sets_off_one_cpu(document: Path, results: Path) -> list[str]:
     return found
 
 
-
 @pytest.mark.parametrize("document", ["README.md", "docs/results.md"])
 @pytest.mark.parametrize("check", [mismatches, fly_sets_off_one_cpu], ids=lambda check: check.__name__)
 def test_every_table_and_set_a_document_shows_holds(check, document):

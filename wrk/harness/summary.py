@@ -188,11 +188,11 @@ def open_loop_own_summary(runs: list[dict], raw: list[dict] | None = None, cores
         rs = [{**m, **r} for r, m in picked]
         lat = {p: round(statistics.median(r["latency_ms"][p] for r in rs if r["latency_ms"].get(p) is not None), 3)
                for p in ("p50", "p90", "p99", "p99_9", "max")}
+        shed = sum(r.get("shed", 0) for r in rs)
         e = {"fraction": f, "runs": len(rs), "target_rps": rs[0]["target_rps"],
              "achieved_rps": round(statistics.median(r["achieved_rps"] for r in rs), 1),
              "errors": sum(r["errors"] for r in rs), "latency_ms": lat,
-             "shed": sum(r.get("shed", 0) for r in rs),
-             "shed_share": _share(sum(r.get("shed", 0) for r in rs), sum(r.get("requests", 0) for r in rs)),
+             "shed": shed, "shed_share": _share(shed, sum(r.get("requests", 0) for r in rs)),
              "p99_spread": spread([r["latency_ms"]["p99"] for r in rs]),
              "p99_over_p50": round(lat["p99"] / lat["p50"], 1) if lat["p50"] else None,
              "seconds": round(sum(r.get("duration_s") or 0 for r in rs), 1)}

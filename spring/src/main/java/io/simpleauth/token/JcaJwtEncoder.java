@@ -7,6 +7,7 @@ import java.security.Signature;
 import java.time.Instant;
 import java.util.Date;
 import java.util.Map;
+import java.util.Set;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
@@ -50,7 +51,7 @@ final class JcaJwtEncoder implements JwtEncoder {
 
 	private final ThreadLocal<Signature> signatures;
 
-	private final JWSSigner signer = new Signer();
+	private final JWSSigner signer;
 
 	JcaJwtEncoder(SigningAlgorithm algorithm, PrivateKey privateKey) {
 		this.algorithm = algorithm;
@@ -58,6 +59,7 @@ final class JcaJwtEncoder implements JwtEncoder {
 		// Fails here, at start, rather than on the first token, if no provider signs the algorithm with this key.
 		bind(algorithm, privateKey);
 		this.signatures = ThreadLocal.withInitial(() -> bind(algorithm, privateKey));
+		this.signer = new Signer();
 	}
 
 	private static Signature bind(SigningAlgorithm algorithm, PrivateKey privateKey) {
@@ -113,6 +115,9 @@ final class JcaJwtEncoder implements JwtEncoder {
 
 		private final JCAContext context = new JCAContext();
 
+		// Nimbus asks for it on every signature (JWSObject.sign checks the header's alg against it).
+		private final Set<JWSAlgorithm> algorithms = Set.of(JcaJwtEncoder.this.jwsAlgorithm);
+
 		@Override
 		public Base64URL sign(JWSHeader header, byte[] signingInput) throws JOSEException {
 			if (!JcaJwtEncoder.this.jwsAlgorithm.equals(header.getAlgorithm())) {
@@ -129,8 +134,8 @@ final class JcaJwtEncoder implements JwtEncoder {
 		}
 
 		@Override
-		public java.util.Set<JWSAlgorithm> supportedJWSAlgorithms() {
-			return java.util.Set.of(JcaJwtEncoder.this.jwsAlgorithm);
+		public Set<JWSAlgorithm> supportedJWSAlgorithms() {
+			return this.algorithms;
 		}
 
 		@Override
