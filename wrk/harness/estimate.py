@@ -38,6 +38,10 @@ def target_phases(settings: Settings, kind: str, jvm: bool = False) -> dict[str,
         p["conformance gate"] = (SHARED_JVM_GATE_S if jvm else SHARED_GATE_S) if settings.limits.shared else GATE_S
     p["start, verification, start-up probes"] = START_S + PROBE_S * settings.startup_probes
     p["ceilings (openssl, signbench)"] = settings.signbench_runs * (2 * settings.signbench_s + 3)
+    if kind != "url":
+        # Its signbench again before each repeat of the sweep, before the open loop and at the end (a JVM's start each).
+        later = settings.repeats + settings.open_loop + 1
+        p["signbench through the run"] = later * settings.signbench_runs * (settings.signbench_s + (3 if jvm else 1))
     p["primer"] = settings.primer
     rule_s = (2 * settings.warmup_k + 1) * settings.warmup_window
     p["warm-up"] = (min(settings.warmup, max(rule_s, JVM_WARMUP_S) if jvm and not settings.smoke else rule_s)

@@ -128,7 +128,8 @@ def write_markdown(path: Path, env: dict, ceiling: dict | None, results: list[di
     if owned:
         lines += ["OpenSSL's sample right before each stack, and each stack's own ceiling (`signbench`: the service's "
                   "own signer, settings and key issue token pairs on one thread; per CPU second of that thread; the "
-                  "median of its samples, before the stack and at the end of the run, each the fastest of its runs, "
+                  "median of its samples — before the stack, before each repeat of the sweep, before the open loop and at "
+                  "the end of the run — each the fastest of its runs, "
                   "all of them in results.json). Own share and own cost divide by the stack's own ceiling, crypto "
                   "share by the run's:", "",
                   f"| stack | OpenSSL {OPENSSL_SPEED[key_type][2] + ' ' if key_type in OPENSSL_SPEED else ''}"

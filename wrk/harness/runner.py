@@ -197,20 +197,27 @@ def prepare_url(name: str, url: str, settings: Settings, progress: Progress) -> 
     return live
 
 
-def own_ceilings_again(lives: list[Live], settings: Settings, progress: Progress) -> None:
-    """Each stack's signbench once more at the end of the run (all servers still up, none under load): its own
-    ceiling becomes the median of its samples (own_ceiling_through_run)."""
+def sample_own_ceilings(lives: list[Live], settings: Settings, progress: Progress, at: str) -> None:
+    """Each stack's signbench once more, `at` says when (before each repeat of the sweep, before the open loop, at the
+    end; no stack under load meanwhile): its own ceiling becomes the median of its samples so far
+    (own_ceiling_through_run). A sample's runs spread by a fifth within seconds on a shared VM, and the signing it
+    gives is subtracted from the CPU per request of every run: sampled through the same stretches of the run as the
+    runs it is subtracted from, not only before the stack's start and at the end."""
     for live in lives:
-        first = live.result.own_ceiling
-        if live.failed or not first or live.stack is None or "signbench" not in live.stack.manifest:
+        if live.failed or live.stack is None or "signbench" not in live.stack.manifest:
             continue
-        progress.say(live.name, f"own signing ceiling again (signbench, best of {settings.signbench_runs})")
+        if live.own_first is None:
+            if not live.result.own_ceiling:
+                continue
+            live.own_first = live.result.own_ceiling
+        progress.say(live.name, f"own signing ceiling {at} (signbench, best of {settings.signbench_runs})")
         try:
             again = own_ceiling(live.stack, live.env, settings.signbench_s, settings.signbench_runs)
         except ToolError as e:
             print(f"bench: {e}", file=sys.stderr)
             continue
-        live.result.own_ceiling = own_ceiling_through_run(first, f"before {live.name}", [("end of the run", again)])
+        live.own_later.append((at, again))
+        live.result.own_ceiling = own_ceiling_through_run(live.own_first, f"before {live.name}", live.own_later)
 
 
 def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, db_url: str | None, pg,
@@ -219,10 +226,12 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
     lives: list[Live] = []
     algo = OPENSSL_SPEED[settings.key_type][0]
 
-    def between(at: str):
+    def between(at: str, up: list[Live] | None = None):
         if ceilings:
             progress.say("ceiling", f"openssl speed {algo} ({at})")
             ceilings.sample(at)
+        if up:
+            sample_own_ceilings(up, settings, progress, at)
     try:
         for stack in stacks:
             lives.append(prepare_stack(stack, settings, db_url, pg, progress, workdir, ceilings))
@@ -243,11 +252,11 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
                 progress.say(live.name, "primer c=8", settings.primer)
                 live.result.primer = load_run(live, settings, 8, settings.primer, "primer", measured=False)
         sweep([lv for lv in up if not lv.failed], settings, progress, order_log,
-              before_repeat=lambda rep: between(f"before sweep repeat {rep + 1}"))
+              before_repeat=lambda rep: between(f"before sweep repeat {rep + 1}", up))
         if settings.open_loop:
-            between("before the open loop")
+            between("before the open loop", up)
             open_loop([lv for lv in up if not lv.failed], settings, progress, order_log)
-        own_ceilings_again([lv for lv in up if not lv.failed], settings, progress)
+        sample_own_ceilings(up, settings, progress, "end of the run")
     except KeyboardInterrupt:
         print("bench: interrupted; writing what was measured", file=sys.stderr)
         for live in lives:

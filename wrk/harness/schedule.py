@@ -7,7 +7,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -98,9 +98,11 @@ class Live:
     pg_pid: int | None = None
     log_path: Path | None = None
     stopped: bool = False
-    stack: Any = None            # the stackctl.Stack it runs (its signbench is measured again at the end)
+    stack: Any = None            # the stackctl.Stack it runs (its signbench is measured again through the run)
     calibration: bool = False    # the floor: through every phase, but never what the shared rates are set by
     env: dict | None = None      # the environment it runs with
+    own_first: dict | None = None   # its signbench before its start, while later samples are added (runner)
+    own_later: list = field(default_factory=list)   # (when, reading) of each later signbench sample
 
     @property
     def pid(self) -> int | None:

@@ -1,9 +1,10 @@
 """One ceiling per run (issue 40 item 1): OpenSSL's ceiling sampled through the run (start, before each stack,
 before each sweep repeat, before the open loop, end), every share and own cost divided by the median of the
-samples, the same for every stack, with its spread; each stack's signbench measured before it and at the end, its
-pair cost the median of those."""
+samples, the same for every stack, with its spread; each stack's signbench measured before it, before each sweep
+repeat, before the open loop and at the end, its pair cost the median of those."""
 from __future__ import annotations
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -90,3 +91,49 @@ def test_the_report_gives_the_runs_ceiling_its_spread_and_its_samples(tmp_path):
     assert ("The run's ceiling (OpenSSL 3.0): 44000 ECDSA P-256 signatures/s per core [40000–48000] = 22000 token "
             "pairs/s per core, the median of 3 samples through the run (start of the run 40000, before actix 48000, "
             "end of the run 44000;") in text
+
+
+def test_each_stacks_signbench_is_sampled_through_the_run_and_its_pair_cost_is_the_median(monkeypatch):
+    from harness import runner
+
+    class FakeStack:
+        manifest = {"signbench": ["sb"]}
+
+    def reading(pair_ms):
+        return {"tool": "akka signbench", "provider": "ACCP", "token_pairs": 1000, "pair_ms": pair_ms,
+                "token_pairs_per_s_per_core": 1000 / pair_ms, "runs_token_pairs_per_s_per_core": [1000 / pair_ms]}
+    readings = iter([reading(1.8), stackctl.ToolError("signbench of akka failed"), reading(1.4), reading(1.5)])
+    calls = []
+
+    def fake(stack, env, seconds, runs=1):
+        calls.append(stack)
+        r = next(readings)
+        if isinstance(r, Exception):
+            raise r
+        return r
+    monkeypatch.setattr(runner, "own_ceiling", fake)
+    settings = cli.parse_args(["--smoke"])
+    akka = schedule.Live("akka", "http://127.0.0.1:1", records.StackResult("akka"), stack=FakeStack())
+    akka.result.own_ceiling = reading(1.6)                                   # before its start
+    url = schedule.Live("url", "http://127.0.0.1:2", records.StackResult("url"))   # no signbench: never sampled
+    gone = schedule.Live("gone", "http://127.0.0.1:3", records.StackResult("gone"), stack=FakeStack())
+    gone.result.own_ceiling = reading(9.0)
+    gone.fail("conformance")                                                 # failed: never sampled again
+    for at in ("before sweep repeat 1", "before sweep repeat 2", "before sweep repeat 3", "before the open loop"):
+        runner.sample_own_ceilings([akka, url, gone], settings, cli.Progress(1), at)
+    assert len(calls) == 4 and all(isinstance(c, FakeStack) for c in calls)
+    o = akka.result.own_ceiling
+    assert [s["at"] for s in o["samples"]] == ["before akka", "before sweep repeat 1", "before sweep repeat 3",
+                                               "before the open loop"]   # the failed reading left out
+    assert o["pair_ms"] == statistics.median([1.6, 1.8, 1.4, 1.5]) and o["pair_ms_spread"]["max"] == 1.8
+    assert gone.result.own_ceiling["pair_ms"] == 9.0 and "samples" not in gone.result.own_ceiling
+
+
+def test_the_estimate_counts_the_signbench_samples_through_the_run():
+    from harness import estimate
+    settings = cli.parse_args([])
+    stack = estimate.target_phases(settings, "stack", jvm=True)
+    url = estimate.target_phases(settings, "url")
+    samples = settings.repeats + 1 + 1   # before each repeat, before the open loop, at the end
+    assert stack["signbench through the run"] == samples * settings.signbench_runs * (settings.signbench_s + 3)
+    assert "signbench through the run" not in url

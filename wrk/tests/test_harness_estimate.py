@@ -19,14 +19,15 @@ def hours(args: list[str]) -> float:
     return estimate.estimated_seconds(s, len(s.stacks), 0, s.floor, jvm) / 3600
 
 
-def test_a_full_users_run_of_every_stack_and_the_floor_fits_two_and_three_quarter_hours():
-    # The JVM stacks' warm-ups (their JIT compilers going quiet) take minutes each: 2.6 h with three JVM stacks.
+def test_a_full_users_run_of_every_stack_and_the_floor_fits_under_three_hours():
+    # The JVM stacks' warm-ups (their JIT compilers going quiet) take minutes each, and every stack's signbench is
+    # sampled five times after its start: 2.8 h with three JVM stacks.
     for args in ([], ["--key-type", "p-256"], ["--profile", "fly-performance-1x"]):
-        assert hours(args) <= 2.75, args
+        assert hours(args) <= 2.8, args
     # fly-shared-cpu-1x: the gate and the burst's warm-up at 1/16 of a core add about 25 minutes
-    assert hours(["--profile", "fly-shared-cpu-1x"]) <= 3.1
+    assert hours(["--profile", "fly-shared-cpu-1x"]) <= 3.2
     for args in (["--scenario", "refresh"], ["--profile", "argon2"]):   # no open loop
-        assert hours(args) < 1.0, args
+        assert hours(args) < 1.2, args
     # five runs of 30 s at every point (issue 40: at least five runs and 150 s), and the own 25 % (issue 39)
     s = cli.parse_args(["--stacks", STACKS])
     assert s.open_loop_repeats * s.open_loop_s >= 150 and s.open_loop_repeats >= 5
@@ -50,8 +51,10 @@ def test_the_estimate_counts_the_points_each_target_is_offered():
     # a JVM stack's warm-up waits for its JIT compilers as well: minutes, within the cap
     jvm = estimate.target_phases(s, "stack", jvm=True)["warm-up"]
     assert jvm == estimate.JVM_WARMUP_S + 2 * s.warmup_window and estimate.JVM_WARMUP_S <= s.warmup
+    # ... and each of its signbench samples through the run starts a JVM (2 s more a run than a native signbench)
+    samples = (s.repeats + 2) * s.signbench_runs
     assert estimate.estimated_seconds(s, 5, 0, True, jvm=3) - estimate.estimated_seconds(s, 5, 0, True) == \
-        3 * (estimate.JVM_WARMUP_S - 7 * s.warmup_window)
+        3 * (estimate.JVM_WARMUP_S - 7 * s.warmup_window + samples * 2)
     assert "conformance gate" not in estimate.target_phases(s, "floor")
 
 
