@@ -226,12 +226,11 @@ def bench_local(stacks: list[Stack], urls: dict[str, str], settings: Settings, d
     lives: list[Live] = []
     algo = OPENSSL_SPEED[settings.key_type][0]
 
-    def between(at: str, up: list[Live] | None = None):
+    def between(at: str, up: list[Live]):
         if ceilings:
             progress.say("ceiling", f"openssl speed {algo} ({at})")
             ceilings.sample(at)
-        if up:
-            sample_own_ceilings(up, settings, progress, at)
+        sample_own_ceilings(up, settings, progress, at)
     try:
         for stack in stacks:
             lives.append(prepare_stack(stack, settings, db_url, pg, progress, workdir, ceilings))
