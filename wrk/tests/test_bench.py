@@ -1259,3 +1259,13 @@ def test_the_smoke_run_builds_only_what_is_stale_and_a_real_run_times_its_build(
     with pytest.raises(_BuildRecorder.Stop):
         runner.prepare_stack(stack, settings, "postgres://unused", None, cli.Progress(60), tmp_path)
     assert stack.calls == calls
+
+
+def test_no_harness_module_is_over_800_lines():
+    """The harness stays modules by job (docs/benchmark.md, "Where the runner's code lives"): wrk/'s own Python and
+    wrk/harness/, the tests and the experiments' one-off scripts aside."""
+    wrk = Path(stackctl.__file__).resolve().parent
+    files = sorted([*wrk.glob("*.py"), *(wrk / "harness").glob("*.py")])
+    assert len(files) > 20, files
+    long = {f.relative_to(wrk).as_posix(): n for f in files if (n := len(f.read_text().splitlines())) > 800}
+    assert not long, f"split these by job: {long}"

@@ -20,6 +20,7 @@ from argon2 import PasswordHasher
 from cryptography import x509
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pgcluster  # noqa: E402
 import stackctl  # noqa: E402
 
 
@@ -106,8 +107,8 @@ def test_the_template_is_made_again_when_the_sql_or_the_credentials_change(tmp_p
     assert stackctl.ThrowawayPostgres().template_key() == key
     assert stackctl.ThrowawayPostgres(service_password="other").template_key() != key
     seed = tmp_path / "seed.sql"
-    seed.write_bytes(stackctl.SQL_FILES[1].read_bytes() + b"\n-- one more line\n")
-    monkeypatch.setattr(stackctl, "SQL_FILES", [stackctl.SQL_FILES[0], seed])
+    seed.write_bytes(pgcluster.SQL_FILES[1].read_bytes() + b"\n-- one more line\n")
+    monkeypatch.setattr(pgcluster, "SQL_FILES", [pgcluster.SQL_FILES[0], seed])
     assert base.template_key() != key
 
 
