@@ -22,7 +22,6 @@ GRANTS_FILE = ROOT / "sql" / "grants.sql"
 SERVICE_ROLE = "simple_auth"
 
 
-
 def pg_bindir() -> Path:
     """The PostgreSQL server binaries: PG_BINDIR, else the newest Debian install, else PATH."""
     if os.environ.get("PG_BINDIR"):

@@ -35,8 +35,8 @@ from pathlib import Path
 
 # The throw-away PostgreSQL, the error type, the log line and the ports live in modules of their own; their names are
 # this module's too, as the suites, the harness and the experiments have always used them.
-from pgcluster import (GRANTS_FILE, SERVICE_ROLE, SQL_FILES, TLS_MODES, ThrowawayPostgres,  # noqa: F401
-                       database, load_grants, load_sql, make_ca, make_server_cert, pg_bindir, psql_bin)
+from pgcluster import (SERVICE_ROLE, TLS_MODES, ThrowawayPostgres, database, load_sql, make_ca,  # noqa: F401
+                       pg_bindir, psql_bin)
 from toolbox import LOWEST_PORT, ROOT, ToolError, ephemeral_ports, free_port, log  # noqa: F401
 
 # What the conformance suite runs every stack with (spec/conformance/service.py, wrk/containers.py,
