@@ -367,7 +367,7 @@ def mpg_detach(state, opts, args, out):
 def mpg_connect(state, opts, args, out):
     import shutil
     import subprocess
-    c = cluster(state, args)
+    cluster(state, args)  # an unknown or unready cluster is refused, as flyctl does
     psql = shutil.which("psql")
     if not psql:
         raise Refused("Could not find psql in your $PATH")

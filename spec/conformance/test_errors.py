@@ -292,7 +292,7 @@ def test_missing_content_type(service):
     assert headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
     assert "no-store" in headers.get("cache-control", "")
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        payload, pos = b"", 0
+        payload = b""
         while True:
             size_line, _, rest = rest.partition(b"\r\n")
             size = int(size_line.split(b";")[0], 16)

@@ -1,7 +1,6 @@
 """Hostile input: generated cases from spec/openapi.yaml, and hand-made nasties."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
