@@ -1,25 +1,35 @@
 //! `OutageLog`: sorts database failures into an outage (503, the client
 //! may retry) or an error (500), and logs an outage once when it starts and
-//! once when it ends, not on every request that meets it.
+//! once when it ends, not on every request that meets it. A wait for a pooled
+//! connection that timed out while every connection was in use is overload,
+//! not an outage (503 too, the database is up): a warning of its own, at most
+//! one per `BUSY_WARN_INTERVAL`.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use deadpool_postgres::PoolError;
+use deadpool_postgres::{PoolError, TimeoutType};
 use tokio_postgres::error::SqlState;
 
 use crate::api_error::ApiError;
+
+/// At most one "all busy" warning per this long: under overload every shed
+/// request meets it.
+pub const BUSY_WARN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Shared by everything that talks to the database (clones share the state).
 #[derive(Clone)]
 pub struct OutageLog {
     /// Whether the last attempt reached the database.
     reachable: Arc<AtomicBool>,
+    /// When the last "all busy" warning was logged.
+    last_busy: Arc<Mutex<Option<Instant>>>,
 }
 
 impl Default for OutageLog {
     fn default() -> Self {
-        OutageLog { reachable: Arc::new(AtomicBool::new(true)) }
+        OutageLog { reachable: Arc::new(AtomicBool::new(true)), last_busy: Arc::new(Mutex::new(None)) }
     }
 }
 
@@ -27,6 +37,10 @@ impl OutageLog {
     /// No connection: the pool timed out, could not connect, or is closed.
     pub fn pool_failed(&self, err: PoolError) -> ApiError {
         match err {
+            PoolError::Timeout(TimeoutType::Wait) => {
+                self.busy(&err);
+                ApiError::DatabaseUnavailable
+            }
             PoolError::Timeout(_) | PoolError::Backend(_) | PoolError::Closed => {
                 self.unreachable(&err);
                 ApiError::DatabaseUnavailable
@@ -59,6 +73,23 @@ impl OutageLog {
             tracing::debug!("database still unavailable: {}", error_chain(cause));
         }
         started
+    }
+
+    /// Every pooled connection stayed in use for the wait timeout; returns
+    /// whether this was logged (at most once per `BUSY_WARN_INTERVAL`).
+    pub fn busy(&self, cause: &dyn std::error::Error) -> bool {
+        let now = Instant::now();
+        let mut last = self.last_busy.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if last.is_some_and(|at| now.duration_since(at) < BUSY_WARN_INTERVAL) {
+            return false;
+        }
+        *last = Some(now);
+        tracing::warn!(
+            "database connections all busy, answering 503 to what waits longer than DB_ACQUIRE_TIMEOUT_MS \
+             (overload; the database is up): {}",
+            error_chain(cause)
+        );
+        true
     }
 
     /// Returns whether this ended an outage (and was logged).
@@ -117,6 +148,19 @@ mod tests {
         assert!(!outage.clone().unreachable(&cause), "clones share the state");
         assert!(outage.reachable());
         assert!(!outage.reachable());
+    }
+
+    #[test]
+    fn a_pool_busy_for_the_wait_timeout_is_overload_not_an_outage() {
+        let outage = OutageLog::default();
+        let answer = outage.pool_failed(PoolError::Timeout(TimeoutType::Wait));
+        assert!(matches!(answer, ApiError::DatabaseUnavailable), "a 503");
+        assert!(!outage.reachable(), "no outage began");
+        assert!(!outage.busy(&PoolError::Timeout(TimeoutType::Wait)), "one warning per interval");
+        assert!(outage.unreachable(&Outer(std::io::Error::other("refused"))), "an outage is still logged");
+        let creating = outage.pool_failed(PoolError::Timeout(TimeoutType::Create));
+        assert!(matches!(creating, ApiError::DatabaseUnavailable));
+        assert!(outage.reachable(), "a connection that could not be made in time is an outage");
     }
 
     #[test]

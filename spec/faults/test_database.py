@@ -85,6 +85,11 @@ def test_pool_exhaustion_answers_or_sheds(pg, launch, figure):
     figure("statuses (pool of 1, c=64)", result["status"])
     figure("max latency ms", result["latency_ms"]["max"])
     assert requests.get(svc.base_url + "/health", timeout=5).status_code == 200
+    # The database was up throughout: a shed request is overload, and the log says so, not that the database is gone.
+    log = svc.log_text().lower()
+    assert "database unavailable" not in log, "a busy pool logged as a database outage"
+    if result["status"].get("503"):
+        assert "all busy" in log, "503s for a busy pool without the log line that says so"
 
 
 # Connection lifetime (spec/README.md §5, issue 41): the contract's smallest values, so the test fits in a minute.

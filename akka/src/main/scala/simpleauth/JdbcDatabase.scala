@@ -42,6 +42,16 @@ object JdbcDatabase {
   /** True on a database thread while a call and what its result runs in the same thread (`parasitic` steps) are running. */
   private val onDatabaseThread: ThreadLocal[java.lang.Boolean] = ThreadLocal.withInitial(() => java.lang.Boolean.FALSE)
 
+  /**
+   * A borrow that timed out with every connection (or database thread) in use and no failed connection attempt behind
+   * it (HikariCP gives its timeout the last connection failure as cause and SQL state, if there was one): overload, not
+   * an outage.
+   */
+  def isBusy(e: Throwable): Boolean = e match {
+    case t: SQLTransientConnectionException => t.getCause == null && t.getSQLState == null
+    case _ => false
+  }
+
   /** Connection-level failures (class 08, shutdown) mean "unavailable", not "bug". */
   def isUnavailable(e: Throwable): Boolean = e match {
     case _: SQLTransientConnectionException | _: SQLNonTransientConnectionException => true

@@ -30,7 +30,8 @@ final class OutageGate(acquireTimeoutMs: Long, clock: () => Long = () => System.
   /**
    * On the database thread, runs `attempt` or fails with [[DatabaseUnavailable]] under the rules above.
    * `attempt` gets `trial = true` when it is the one call trying a database that was down; a
-   * [[DatabaseUnavailable]] from it marks the database down, any result marks it up.
+   * [[DatabaseUnavailable]] from it marks the database down (unless the pool was only busy,
+   * `JdbcDatabase.isBusy`), any result marks it up.
    */
   def run[A](submitted: Long)(attempt: Boolean => A): A = {
     queued.decrementAndGet()
@@ -38,14 +39,14 @@ final class OutageGate(acquireTimeoutMs: Long, clock: () => Long = () => System.
       throw new DatabaseUnavailable(new SQLTransientConnectionException("no database thread free within the acquire timeout"))
     val trial = down.get()
     if (trial && !trialRunning.compareAndSet(false, true))
-      throw new DatabaseUnavailable(new SQLTransientConnectionException("database unreachable; a reconnection attempt is under way"))
+      throw new DatabaseUnavailable(new SQLTransientConnectionException("database unreachable; a reconnection attempt is under way", "08001"))
     try {
       val result = attempt(trial)
       down.set(false)
       result
     } catch {
       case e: DatabaseUnavailable =>
-        down.set(true)
+        if (!JdbcDatabase.isBusy(e.getCause)) down.set(true) // a busy pool is overload: the database is up
         throw e
     } finally if (trial) trialRunning.set(false)
   }

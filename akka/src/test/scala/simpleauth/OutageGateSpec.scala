@@ -8,7 +8,10 @@ import org.scalatest.wordspec.AnyWordSpec
 
 class OutageGateSpec extends AnyWordSpec with Matchers {
   private val Ms = 1000000L
-  private def outage = new DatabaseUnavailable(new SQLTransientConnectionException("down"))
+  private def outage =
+    new DatabaseUnavailable(new SQLTransientConnectionException("down", "08001", new java.net.ConnectException("refused")))
+  /** HikariCP's timeout with every connection in use and no failed connection attempt behind it. */
+  private def busy = new DatabaseUnavailable(new SQLTransientConnectionException("request timed out after 1000ms"))
 
   "OutageGate" should {
     "run calls while the database is up, and count the calls still waiting for a thread" in {
@@ -32,6 +35,12 @@ class OutageGateSpec extends AnyWordSpec with Matchers {
       ran shouldBe false
       gate.waiting shouldBe 0
       // Waiting is not an outage: the next call runs normally.
+      gate.run(gate.enter())(trial => trial) shouldBe false
+    }
+
+    "not take a busy pool's timeout for an outage: the next call runs, and is no trial" in {
+      val gate = new OutageGate(1000)
+      a[DatabaseUnavailable] should be thrownBy gate.run(gate.enter())(_ => throw busy)
       gate.run(gate.enter())(trial => trial) shouldBe false
     }
 

@@ -12,7 +12,7 @@ class OutageLogSpec extends AnyWordSpec with Matchers {
       val capture = new LogCapture("outage")
       var now = 5.seconds.toNanos
       val log = new OutageLog(10.seconds, capture.logger, () => now)
-      val cause = new SQLTransientConnectionException("pool timeout")
+      val cause = new SQLTransientConnectionException("pool timeout", "08001", new java.net.ConnectException("refused"))
 
       log.report(cause) shouldBe true
       now += 1.second.toNanos
@@ -25,6 +25,25 @@ class OutageLogSpec extends AnyWordSpec with Matchers {
 
       capture.events.map(_._1) shouldBe List(Level.WARN, Level.WARN)
       capture.events.head._2 should include("java.sql.SQLTransientConnectionException: pool timeout")
+    }
+
+    "log a busy pool as overload, not as an outage, each at most once per interval" in {
+      val capture = new LogCapture("outage-busy")
+      var now = 5.seconds.toNanos
+      val log = new OutageLog(10.seconds, capture.logger, () => now)
+      // HikariCP's timeout with every connection in use and no failed connection attempt behind it
+      val busy = new SQLTransientConnectionException("Connection is not available, request timed out after 1000ms")
+      val down = new SQLTransientConnectionException("Connection is not available", "08001", new java.net.ConnectException("refused"))
+
+      log.report(busy) shouldBe true
+      log.report(busy) shouldBe false
+      log.report(down) shouldBe true // a busy pool's line does not hold back an outage's
+      now += 11.seconds.toNanos
+      log.report(busy) shouldBe true
+
+      capture.events.map(_._2.takeWhile(_ != ',')) shouldBe
+        List("database connections all busy", "database unavailable", "database connections all busy")
+      capture.events.head._2 should include("the database is up")
     }
 
     "log only one of many concurrent failures" in {

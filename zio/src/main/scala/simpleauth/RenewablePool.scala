@@ -14,7 +14,7 @@ import com.zaxxer.hikari.{HikariConfig, HikariDataSource}
  * Every method blocks: callers are on `Database`'s JDBC threads or inside `ZIO.attemptBlocking`.
  */
 final class RenewablePool(cfg: Settings):
-  import RenewablePool.{dataSource, isUnavailable}
+  import RenewablePool.{dataSource, isBusy, isUnavailable}
 
   private val current  = new java.util.concurrent.atomic.AtomicReference[HikariDataSource](dataSource(cfg))
   private val outage   = new java.util.concurrent.atomic.AtomicBoolean(false)
@@ -32,7 +32,8 @@ final class RenewablePool(cfg: Settings):
     try pool.getConnection()
     catch
       case e: SQLException if isUnavailable(e) =>
-        if current.get() eq pool then outage.set(true) // not for waiters of a pool just replaced
+        // Not for waiters of a pool just replaced, nor when the pool was only busy: the database is up.
+        if !isBusy(e) && (current.get() eq pool) then outage.set(true)
         throw e
 
   private def renewIfDatabaseIsBack(): Unit =
@@ -81,6 +82,13 @@ object RenewablePool:
     state.startsWith("08") || state.startsWith("53") || state.startsWith("57P") ||
     Option(e.getCause).exists(_.isInstanceOf[java.io.IOException]) ||
     (state.isEmpty && poolClosed(e))
+
+  /**
+   * A borrow that timed out with every connection in use and no failed connection attempt behind it (HikariCP gives its
+   * timeout the last connection failure as its cause, if there was one): overload, not an outage.
+   */
+  def isBusy(e: SQLException): Boolean =
+    e.isInstanceOf[SQLTransientConnectionException] && e.getCause == null && e.getSQLState == null
 
   /** HikariDataSource after close(): only during shutdown. */
   private def poolClosed(e: SQLException): Boolean = Option(e.getMessage).exists(_.contains("has been closed"))

@@ -55,5 +55,13 @@ object RenewablePoolSpec extends ZIOSpecDefault:
         RenewablePool.isUnavailable(new SQLException("admin shutdown", "57P01")),
         !RenewablePool.isUnavailable(new SQLException("no such table", "42P01"))
       )
+    },
+    test("a borrow that timed out with no connection failure behind it is a busy pool, not an outage") {
+      val refused = new SQLException("Connection refused", "08001")
+      assertTrue(
+        RenewablePool.isBusy(new java.sql.SQLTransientConnectionException("Connection is not available, request timed out after 1000ms")),
+        !RenewablePool.isBusy(new java.sql.SQLTransientConnectionException("Connection is not available", "08001", refused)),
+        !RenewablePool.isBusy(refused)
+      )
     }
   ) @@ TestAspect.withLiveClock

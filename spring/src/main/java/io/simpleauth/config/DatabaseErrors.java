@@ -40,6 +40,20 @@ public final class DatabaseErrors {
 		return false;
 	}
 
+	/**
+	 * HikariCP's timeout of a pool whose connections were all in use, wherever it sits in the chain: no failed
+	 * connection attempt behind it (HikariCP gives its timeout the last connection failure as cause and SQL state, if
+	 * there was one). Overload, not an outage: the database is up.
+	 */
+	public static boolean isBusy(Throwable failure) {
+		for (Throwable t = failure; t != null && t.getCause() != t; t = t.getCause()) {
+			if (t instanceof SQLException sql) {
+				return sql instanceof SQLTransientConnectionException && sql.getCause() == null && sql.getSQLState() == null;
+			}
+		}
+		return false;
+	}
+
 	public static String rootCause(Throwable ex) {
 		Throwable root = NestedExceptionUtils.getMostSpecificCause(ex);
 		return root.getClass().getSimpleName() + ": " + root.getMessage();

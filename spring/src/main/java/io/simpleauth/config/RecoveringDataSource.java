@@ -3,7 +3,6 @@ package io.simpleauth.config;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.SQLTransientConnectionException;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -68,16 +67,11 @@ public class RecoveringDataSource extends DelegatingDataSource implements AutoCl
 		}
 		catch (SQLException ex) {
 			// Not for waiters of a replaced pool, nor when the pool was only busy.
-			if (DatabaseErrors.isUnavailable(ex) && !isBusy(ex) && this.current.get() == pool) {
+			if (DatabaseErrors.isUnavailable(ex) && !DatabaseErrors.isBusy(ex) && this.current.get() == pool) {
 				this.outage.set(true);
 			}
 			throw ex;
 		}
-	}
-
-	/** HikariCP's timeout of a pool whose connections were all in use: no failed connection attempt behind it. */
-	static boolean isBusy(SQLException ex) {
-		return ex instanceof SQLTransientConnectionException && ex.getCause() == null;
 	}
 
 	private void renewIfDatabaseIsBack() {
