@@ -112,4 +112,7 @@ def test_sigterm_during_load(pg, launch, figure):
     assert not cut, f"in-flight requests did not complete: {cut}"
     assert code == 0, f"exit code {code}"
     assert elapsed <= 10.5, f"took {elapsed:.1f}s to exit"
-    assert set(map(int, result["status"])) <= {200}, result["status"]
+    # wrk's logins: served (200), or, sent on a kept-alive connection as the shutdown began, refused with the
+    # shutdown's 503 (spec/README.md, "Shutdown"); its other requests end in socket errors. Never another answer:
+    # Tomcat, left to itself, answers a request line it reads just as it pauses with 400 and an HTML page.
+    assert set(map(int, result["status"])) <= {200, 503}, result["status"]

@@ -99,6 +99,18 @@ public final class ApiError extends RuntimeException {
 				"the user database is unavailable; retry later", headers);
 	}
 
+	/**
+	 * A request Tomcat read as the graceful shutdown began, not served (see {@link ContractErrorReportValve}); the
+	 * connection is closed after it.
+	 */
+	static ApiError shuttingDown() {
+		HttpHeaders headers = new HttpHeaders();
+		headers.set(HttpHeaders.RETRY_AFTER, "1");
+		headers.set(HttpHeaders.CONNECTION, "close");
+		return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, ErrorCode.TEMPORARILY_UNAVAILABLE,
+				"the service is shutting down; send the request again", headers);
+	}
+
 	public static ApiError serverError() {
 		return new ApiError(HttpStatus.INTERNAL_SERVER_ERROR, ErrorCode.SERVER_ERROR, "unexpected error");
 	}
@@ -109,6 +121,8 @@ public final class ApiError extends RuntimeException {
 			case NOT_FOUND -> notFound();
 			case UNSUPPORTED_MEDIA_TYPE -> unsupportedMediaType();
 			case CONTENT_TOO_LARGE -> new ApiError(status, ErrorCode.INVALID_REQUEST, "request body is too large");
+			// The client's fault although a 5xx (RFC 9110 §15.6.6): an HTTP version Tomcat does not speak.
+			case HTTP_VERSION_NOT_SUPPORTED -> new ApiError(status, ErrorCode.INVALID_REQUEST, "HTTP version not supported");
 			default -> status.is5xxServerError() ? serverError()
 					: new ApiError(status, ErrorCode.INVALID_REQUEST, "malformed request");
 		};
@@ -126,6 +140,11 @@ public final class ApiError extends RuntimeException {
 
 	public ErrorCode code() {
 		return this.code;
+	}
+
+	/** This error's own headers (Retry-After, Allow, ...), beside the Content-Type and Cache-Control of every error. */
+	HttpHeaders headers() {
+		return this.headers;
 	}
 
 	public String description() {

@@ -6,6 +6,7 @@ import java.net.UnknownHostException;
 import io.simpleauth.config.Settings;
 import io.simpleauth.config.SettingsException;
 import org.apache.catalina.connector.Connector;
+import org.apache.catalina.core.StandardHost;
 import org.apache.coyote.AbstractProtocol;
 
 import org.springframework.boot.tomcat.TomcatConnectorCustomizer;
@@ -14,7 +15,7 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** Tomcat connector settings beyond application.properties, and the metrics port's connector. */
+/** Tomcat settings beyond application.properties: its error answers, TRACE, and the metrics port's connector. */
 @Configuration(proxyBeanMethods = false)
 public class TomcatConfig {
 
@@ -29,6 +30,21 @@ public class TomcatConfig {
 	@Bean
 	TomcatConnectorCustomizer traceReachesTheMethodRules() {
 		return connector -> connector.setAllowTrace(true);
+	}
+
+	/**
+	 * Tomcat's own error answers (a request it cannot parse, one read as the shutdown began) in the contract's shape:
+	 * {@link ContractErrorReportValve} in place of the host's HTML error report. The host adds the valve of this class
+	 * when it starts, unless one is in its pipeline already.
+	 */
+	@Bean
+	WebServerFactoryCustomizer<TomcatServletWebServerFactory> contractErrorReports() {
+		return factory -> factory.addContextCustomizers(context -> {
+			if (context.getParent() instanceof StandardHost host) {
+				host.setErrorReportValveClass(ContractErrorReportValve.class.getName());
+				host.getPipeline().addValve(new ContractErrorReportValve());
+			}
+		});
 	}
 
 	/**
