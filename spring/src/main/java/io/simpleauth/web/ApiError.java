@@ -142,11 +142,6 @@ public final class ApiError extends RuntimeException {
 		return this.code;
 	}
 
-	/** This error's own headers (Retry-After, Allow, ...), beside the Content-Type and Cache-Control of every error. */
-	HttpHeaders headers() {
-		return this.headers;
-	}
-
 	public String description() {
 		return getMessage();
 	}

@@ -11,8 +11,8 @@ import org.apache.catalina.valves.ErrorReportValve;
 import org.apache.coyote.AbstractProtocol;
 import org.apache.coyote.ActionCode;
 
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
 
 /**
  * The host's error report valve: Tomcat's own answers, given before a request reaches the application, in the
@@ -40,16 +40,15 @@ public class ContractErrorReportValve extends ErrorReportValve {
 		if (!ioAllowed.get()) {
 			return; // the connection is gone: nobody would read the answer
 		}
-		ApiError error = answer(status, paused(request));
+		// The same answer Spring MVC sends for this error: its status, headers and body from ApiError.toResponse.
+		ResponseEntity<byte[]> answer = answer(status, paused(request)).toResponse();
 		try {
-			response.setStatus(error.status().value());
-			response.setContentType("application/json");
+			response.setStatus(answer.getStatusCode().value());
+			answer.getHeaders().forEach((name, values) -> values.forEach(value -> response.addHeader(name, value)));
 			response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-			response.setHeader(HttpHeaders.CACHE_CONTROL, "no-store");
-			error.headers().forEach((name, values) -> values.forEach(value -> response.addHeader(name, value)));
 			Writer writer = response.getReporter();
 			if (writer != null) {
-				writer.write(new String(Json.bytes(error.body()), StandardCharsets.UTF_8));
+				writer.write(new String(answer.getBody(), StandardCharsets.UTF_8));
 				response.finishResponse();
 			}
 		}

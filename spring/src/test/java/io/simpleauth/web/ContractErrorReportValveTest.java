@@ -12,6 +12,8 @@ import org.apache.catalina.connector.Request;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.boot.tomcat.TomcatWebServer;
 import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
@@ -43,32 +45,22 @@ class ContractErrorReportValveTest {
 		this.server.destroy();
 	}
 
-	@Test
-	void aRequestWithoutHostHeaderIsAnsweredInTheContractsShape() throws IOException {
-		String answer = exchange("GET /health HTTP/1.1\r\n\r\n");
-		assertThat(answer).startsWith("HTTP/1.1 400 ");
-		assertThat(answer).containsIgnoringCase("Content-Type: application/json")
+	/**
+	 * Requests Tomcat refuses before any servlet (no Host header, an invalid target: 400; an HTTP version it does not
+	 * speak: 505, kept), and a path no servlet serves (404): each the contract's JSON answer and error headers.
+	 */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', value = {
+		"GET /health HTTP/1.1\\r\\n\\r\\n | 400 | {\"error\":\"invalid_request\",\"error_description\":\"malformed request\"}",
+		"GET /hea{lth HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n | 400 | {\"error\":\"invalid_request\",\"error_description\":\"malformed request\"}",
+		"GET / HTTP/9.9\\r\\n\\r\\n | 505 | {\"error\":\"invalid_request\",\"error_description\":\"HTTP version not supported\"}",
+		"GET /nothing HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n | 404 | {\"error\":\"not_found\"}" })
+	void tomcatsOwnAnswersAreInTheContractsShape(String request, int status, String body) throws IOException {
+		String answer = exchange(request.replace("\\r\\n", "\r\n"));
+		assertThat(answer).startsWith("HTTP/1.1 " + status + " ")
+			.containsIgnoringCase("Content-Type: application/json")
 			.containsIgnoringCase("Cache-Control: no-store")
-			.endsWith("\r\n\r\n{\"error\":\"invalid_request\",\"error_description\":\"malformed request\"}");
-	}
-
-	@Test
-	void anInvalidRequestTargetIsAnsweredInTheContractsShape() throws IOException {
-		String answer = exchange("GET /hea{lth HTTP/1.1\r\nHost: x\r\n\r\n");
-		assertThat(answer).startsWith("HTTP/1.1 400 ").endsWith("{\"error\":\"invalid_request\",\"error_description\":\"malformed request\"}");
-	}
-
-	@Test
-	void anHttpVersionTomcatDoesNotSpeakKeepsTomcats505() throws IOException {
-		String answer = exchange("GET / HTTP/9.9\r\n\r\n");
-		assertThat(answer).startsWith("HTTP/1.1 505 ")
-			.endsWith("\r\n\r\n{\"error\":\"invalid_request\",\"error_description\":\"HTTP version not supported\"}");
-	}
-
-	@Test
-	void aPathNoServletServesIsTheContracts404() throws IOException {
-		String answer = exchange("GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-		assertThat(answer).startsWith("HTTP/1.1 404 ").endsWith("\r\n\r\n{\"error\":\"not_found\"}");
+			.endsWith("\r\n\r\n" + body);
 	}
 
 	@Test
@@ -88,8 +80,8 @@ class ContractErrorReportValveTest {
 			ApiError error = ContractErrorReportValve.answer(status, true);
 			assertThat(error.status()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
 			assertThat(error.body().error()).isEqualTo("temporarily_unavailable");
-			assertThat(error.headers().getFirst("Connection")).isEqualTo("close");
-			assertThat(error.headers().getFirst("Retry-After")).isEqualTo("1");
+			assertThat(error.toResponse().getHeaders().getFirst("Connection")).isEqualTo("close");
+			assertThat(error.toResponse().getHeaders().getFirst("Retry-After")).isEqualTo("1");
 		}
 	}
 
