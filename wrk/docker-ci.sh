@@ -13,7 +13,7 @@
 #    against every container, its metrics port given (--metrics-url: no test skips for want of it, checked); the JVM containers sign with ACCP (no fallback warning in their logs); start-up of
 #    each image with an AOT cache (host network, same database) within 50 % of the local jar, +20 % the target,
 #    compose beside it (one start each, interleaved; medians of 3 for one over); a stack process SIGKILLed from the host
-#    is restarted by the engine; then a fly-sized (1 CPU, 256 MB) memory check, tear down;
+#    is restarted by the engine; then a fly-sized (1 CPU, fly/STACK.toml's memory) check, tear down;
 # 5. a quick docker benchmark (wrk/bench.py --target docker --smoke), which tears down after itself.
 # Exits non-zero if anything failed. Idempotent: stand-in images stay cached; containers, networks and
 # volumes are removed; a dockerd this script started is stopped again (KEEP_DOCKERD=1 keeps it).
@@ -171,7 +171,7 @@ if [ -n "$checks" ]; then
     [ "$health" = healthy ] || failed+=("$s(healthcheck)")
   done
 
-  say "fly-sized containers (1 CPU, 256 MB): start, log in, not OOM-killed"
+  say "fly-sized containers (1 CPU, each stack's fly memory: 256 or 512 MB): start, log in, not OOM-killed"
   compose -f "$ROOT/docker-compose.fly.yml" up -d --no-build "${built[@]}" || failed+=("fly-sized(up)")
   for s in "${built[@]}"; do
     url=$(url_of "$s")

@@ -48,8 +48,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
+import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import stackctl
@@ -66,8 +69,9 @@ PROFILES = {
     # One whole core by CFS quota and 256 MiB: what this profile used to call fly-shared-1x. It is not fly's
     # shared vCPU (that sustains 1/16 of a core): the name says what it is.
     "cpu1-256m": Limits(cpus=1.0, memory_mb=256),
-    # fly.io shared-cpu-1x: one vCPU (the server alone on the last CPU by cpuset), 256 MiB and the shared-CPU rule
-    # (FlyShared) on that CPU, modelled with the cgroup's CFS quota.
+    # fly.io shared-cpu-1x: one vCPU (the server alone on the last CPU by cpuset), the shared-CPU rule (FlyShared) on
+    # that CPU, modelled with the cgroup's CFS quota, and each stack's memory from its fly/STACK.toml (FLY_MEMORY);
+    # 256 MiB, the size's default, for the floor.
     "fly-shared-cpu-1x": Limits(memory_mb=256, cpuset="last", shared=FlyShared()),
     # fly.io performance-1x: one dedicated core and 2 GiB; the server alone on the last CPU by cpuset.
     "fly-performance-1x": Limits(memory_mb=2048, cpuset="last"),
@@ -78,6 +82,21 @@ PROFILES = {
 }
 ARGON2_CONCURRENCY = "2,8,32"   # one check per core (2 cores); MAX_PASSWORD_CHECKS' edge; well past it
 ALIASES = {"fly-shared-1x": "cpu1-256m"}  # the old, misleading name of cpu1-256m
+FLY_MEMORY = {"fly-shared-cpu-1x"}  # profiles whose stacks get the memory of their own fly machine
+
+
+def fly_memory_mb(stack: str) -> int | None:
+    """The memory of the stack's fly machine ([[vm]] memory in fly/STACK.toml, e.g. "512mb" or "1gb"), in MiB;
+    None for a stack without a fly config. fly counts a machine's memory in MiB: "256mb" is 256 MiB."""
+    path = ROOT / "fly" / f"{stack}.toml"
+    if not path.is_file():
+        return None
+    vms = tomllib.loads(path.read_text()).get("vm") or [{}]
+    memory = str(vms[0].get("memory", "")).strip().lower()
+    m = re.fullmatch(r"(\d+)\s*(mb|gb)?", memory)
+    if not m:
+        raise ValueError(f"{path}: [[vm]] memory {memory!r} is not a size like \"512mb\" or \"1gb\"")
+    return int(m[1]) * (1024 if m[2] == "gb" else 1)
 
 
 def parse_args(argv: list[str] | None) -> Settings:
@@ -185,6 +204,12 @@ def parse_args(argv: list[str] | None) -> Settings:
                         a.memory if a.memory is not None else limits.memory_mb, limits.cpuset,
                         None if a.cpus is not None else limits.shared)
         profile = "custom"
+    elif profile in FLY_MEMORY:
+        try:
+            by_stack = {s: mb for s in stacks if (mb := fly_memory_mb(s)) is not None}
+        except (ValueError, tomllib.TOMLDecodeError) as e:
+            ap.error(str(e))
+        limits = replace(limits, memory_mb_by_stack=by_stack or None)
     if limits.cpuset and (os.cpu_count() or 1) < 2:
         ap.error(f"--profile {profile} needs at least two CPUs (one for the server, the rest for wrk and PostgreSQL)")
     if urls and limits:

@@ -7,7 +7,7 @@ A stack's result is typed while the runner fills it; `to_json()` gives the dict 
 so they read older result sets as well."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,19 @@ class Limits:
     memory_mb: int | None = None
     cpuset: str | None = None          # CPUs the server is confined to (the rest run wrk and PostgreSQL)
     shared: FlyShared | None = None    # fly's shared-CPU rule, enforced by a governor thread
+    # Per-stack memory, where a stack's machine differs (each stack's fly/STACK.toml [[vm]] memory); memory_mb
+    # for the rest (the floor, a stack without a fly config).
+    memory_mb_by_stack: dict[str, int] | None = None
 
     def __bool__(self) -> bool:
-        return any(v is not None for v in (self.cpus, self.memory_mb, self.cpuset, self.shared))
+        return any(v is not None for v in (self.cpus, self.memory_mb, self.cpuset, self.shared,
+                                           self.memory_mb_by_stack))
+
+    def for_stack(self, name: str) -> Limits:
+        """The limits one server runs under: memory_mb_by_stack's memory for it, if it has one."""
+        if not self.memory_mb_by_stack or name not in self.memory_mb_by_stack:
+            return replace(self, memory_mb_by_stack=None)
+        return replace(self, memory_mb=self.memory_mb_by_stack[name], memory_mb_by_stack=None)
 
 
 @dataclass

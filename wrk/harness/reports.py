@@ -17,7 +17,16 @@ def describe_limits(limits: dict) -> str:
         sh = limits["shared"]
         parts.append(f"fly shared vCPU: {sh['baseline_us'] / 1000:g} ms per {sh['period_us'] / 1000:g} ms period "
                      f"baseline, balance up to {sh['max_balance_s']:g} s, 100 % of one CPU while it lasts")
-    if limits.get("memory_mb"):
+    by_stack = limits.get("memory_mb_by_stack") or {}
+    if by_stack:
+        # Each stack's own fly machine (its fly/STACK.toml); memory_mb for the rest (the floor).
+        sizes: dict[int, list[str]] = {}
+        for name, mb in sorted(by_stack.items()):
+            sizes.setdefault(mb, []).append(name)
+        each = "; ".join(f"{mb} MiB {', '.join(names)}" for mb, names in sorted(sizes.items()))
+        rest = f"; {limits['memory_mb']} MiB the rest" if limits.get("memory_mb") else ""
+        parts.append(f"memory as in fly/STACK.toml: {each}{rest}")
+    elif limits.get("memory_mb"):
         parts.append(f"{limits['memory_mb']} MiB")
     return ", ".join(parts) or "none"
 

@@ -51,8 +51,9 @@ def stop_live(live: Live, settings: Settings) -> None:
         died = live.proc.poll()  # before we stop it: a SIGKILL we did not send, under a memory limit, is the OOM killer
         code = stackctl.stop_process(live.proc)
         oom = live.cgroup.oom_kills() if live.cgroup else 0
-        if oom or (died == -signal.SIGKILL and settings.limits.memory_mb):
-            result.failed = f"OOM-killed (memory limit {settings.limits.memory_mb} MiB; oom_kill={oom})"
+        memory_mb = settings.limits.for_stack(live.name).memory_mb
+        if oom or (died == -signal.SIGKILL and memory_mb):
+            result.failed = f"OOM-killed (memory limit {memory_mb} MiB; oom_kill={oom})"
             result.oom_killed = True
         result.exit_code = code
     if live.cgroup:
@@ -115,7 +116,7 @@ def prepare_stack(stack: Stack, settings: Settings, db_url: str, pg, progress: P
 
     cgroup = None
     try:
-        cgroup = Cgroup(f"simple-auth-bench-{stack.name}-{os.getpid()}", settings.limits)
+        cgroup = Cgroup(f"simple-auth-bench-{stack.name}-{os.getpid()}", settings.limits.for_stack(stack.name))
     except (OSError, ToolError) as e:
         if settings.limits:
             live.fail(f"cannot confine the server: {e}")

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -21,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stackctl  # noqa: E402
 from harness import (ceilings, cgroups, cli, environment, governor, keys, loadgen, probes, records,  # noqa: E402
                      reports, runner, schedule, summary, verification)
+
+ROOT = stackctl.ROOT
 
 # Only the tests that run wrk itself need it; the rest of the runner is tested without.
 needs_wrk = pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk not installed")
@@ -434,6 +437,47 @@ def test_profiles():
     assert cgroups.resolve_cpuset("last", 2) == "1" and cgroups.resolve_cpuset("0-1", 4) == "0-1"
     with pytest.raises(SystemExit):
         cli.parse_args(["--profile", "fly-shared-cpu-1x", "--url", "x=http://h:1"])
+
+
+def test_fly_shared_gives_each_stack_its_fly_machines_memory():
+    """Each stack runs in the memory its fly/STACK.toml asks for (the machine it is deployed on); the floor, which
+    has no fly config, in the size's default 256 MiB; --memory overrides both."""
+    s = cli.parse_args(["--profile", "fly-shared-cpu-1x", "--stacks", "actix,spring,zio"])
+    for name in ("actix", "spring", "zio"):
+        toml = tomllib.loads((ROOT / "fly" / f"{name}.toml").read_text())
+        assert s.limits.memory_mb_by_stack[name] == int(toml["vm"][0]["memory"].removesuffix("mb"))
+        assert s.limits.for_stack(name).memory_mb == s.limits.memory_mb_by_stack[name]
+        assert s.limits.for_stack(name).memory_mb_by_stack is None and s.limits.for_stack(name).shared
+    assert s.limits.for_stack("floor").memory_mb == 256 and s.limits.for_stack("floor").cpuset == "last"
+    assert set(s.limits.memory_mb_by_stack) == {"actix", "spring", "zio"}
+    custom = cli.parse_args(["--profile", "fly-shared-cpu-1x", "--stacks", "spring", "--memory", "300"])
+    assert custom.limits.for_stack("spring").memory_mb == 300 and custom.limits.memory_mb_by_stack is None
+    perf = cli.parse_args(["--profile", "fly-performance-1x", "--stacks", "spring"]).limits
+    assert perf.for_stack("spring").memory_mb == 2048 and perf.memory_mb_by_stack is None
+
+
+@pytest.mark.parametrize("memory,mib", [('"512mb"', 512), ('"1gb"', 1024), ("2048", 2048), ('"256MB"', 256)])
+def test_fly_memory_reads_the_vm_size(tmp_path, monkeypatch, memory, mib):
+    (tmp_path / "fly").mkdir()
+    (tmp_path / "fly" / "x.toml").write_text(f'app = "x"\n[[vm]]\n  size = "shared-cpu-1x"\n  memory = {memory}\n')
+    monkeypatch.setattr(cli, "ROOT", tmp_path)
+    assert cli.fly_memory_mb("x") == mib
+    assert cli.fly_memory_mb("nope") is None
+
+
+def test_fly_memory_refuses_what_it_cannot_read(tmp_path, monkeypatch):
+    (tmp_path / "fly").mkdir()
+    (tmp_path / "fly" / "x.toml").write_text('[[vm]]\n  memory = "lots"\n')
+    monkeypatch.setattr(cli, "ROOT", tmp_path)
+    with pytest.raises(ValueError, match="lots"):
+        cli.fly_memory_mb("x")
+
+
+def test_limits_name_each_stacks_memory():
+    by_stack = {"limits": {"memory_mb": 256, "memory_mb_by_stack": {"actix": 256, "spring": 512, "akka": 512}}}
+    assert reports.describe_limits(by_stack["limits"]) == (
+        "memory as in fly/STACK.toml: 256 MiB actix; 512 MiB akka, spring; 256 MiB the rest")
+    assert reports.describe_limits({"memory_mb": 256}) == "256 MiB"
 
 
 def test_governor_arithmetic():

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -115,7 +116,10 @@ def test_no_limits_by_default_and_fly_sized_in_the_override():
     for name in containers.PORTS:
         assert "cpus" not in COMPOSE["services"][name] and "mem_limit" not in COMPOSE["services"][name]
         assert LIMITS["services"][name]["cpus"] == "${STACK_CPUS:-1}"
-        assert LIMITS["services"][name]["mem_limit"] == "${STACK_MEMORY:-256m}"
+        # The memory of the stack's fly machine (fly/STACK.toml), unless STACK_MEMORY sets one for all.
+        fly_memory = tomllib.loads((ROOT / "fly" / f"{name}.toml").read_text())["vm"][0]["memory"].removesuffix("b")
+        assert LIMITS["services"][name]["mem_limit"] == "${STACK_MEMORY:-%s}" % fly_memory
+        assert LIMITS["services"][name]["memswap_limit"] == LIMITS["services"][name]["mem_limit"]
 
 
 def test_postgres_loads_sql_at_first_start():
