@@ -50,9 +50,8 @@ class Limits:
 
     def for_stack(self, name: str) -> Limits:
         """The limits one server runs under: memory_mb_by_stack's memory for it, if it has one."""
-        if not self.memory_mb_by_stack or name not in self.memory_mb_by_stack:
-            return replace(self, memory_mb_by_stack=None)
-        return replace(self, memory_mb=self.memory_mb_by_stack[name], memory_mb_by_stack=None)
+        memory_mb = (self.memory_mb_by_stack or {}).get(name, self.memory_mb)
+        return replace(self, memory_mb=memory_mb, memory_mb_by_stack=None)
 
 
 @dataclass

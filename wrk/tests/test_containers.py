@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench  # noqa: E402
 import containers  # noqa: E402
 import stackctl  # noqa: E402
+from harness import cli  # noqa: E402
 
 ROOT = stackctl.ROOT
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -117,8 +117,7 @@ def test_no_limits_by_default_and_fly_sized_in_the_override():
         assert "cpus" not in COMPOSE["services"][name] and "mem_limit" not in COMPOSE["services"][name]
         assert LIMITS["services"][name]["cpus"] == "${STACK_CPUS:-1}"
         # The memory of the stack's fly machine (fly/STACK.toml), unless STACK_MEMORY sets one for all.
-        fly_memory = tomllib.loads((ROOT / "fly" / f"{name}.toml").read_text())["vm"][0]["memory"].removesuffix("b")
-        assert LIMITS["services"][name]["mem_limit"] == "${STACK_MEMORY:-%s}" % fly_memory
+        assert LIMITS["services"][name]["mem_limit"] == "${STACK_MEMORY:-%dm}" % cli.fly_memory_mb(name)
         assert LIMITS["services"][name]["memswap_limit"] == LIMITS["services"][name]["mem_limit"]
 
 
